@@ -1,0 +1,3 @@
+import neostandard from 'neostandard'
+
+export default neostandard({ ts: true, ignores: ['dist/**', 'coverage/**', '.tap/**', 'scratch/**'] })

@@ -1,0 +1,20 @@
+// Every error the order module sends, made once with @fastify/error so codes and statuses never drift.
+import createError from '@fastify/error'
+
+export const codes = {
+  /** A plugin option is wrong; thrown by `register`, never at request time. */
+  ORDER_INVALID_OPTIONS: createError('ORDER_INVALID_OPTIONS', 'fastify-order: %s', 500, TypeError),
+  ORDER_INVALID_CURSOR: createError('ORDER_INVALID_CURSOR', 'The cursor is malformed or was issued for another filter or order', 400),
+  ORDER_INVALID_IDEMPOTENCY_KEY: createError('ORDER_INVALID_IDEMPOTENCY_KEY', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters', 400),
+  ORDER_TOTAL_TOO_LARGE: createError('ORDER_TOTAL_TOO_LARGE', 'The order total exceeds %s minor units', 400),
+  ORDER_FORBIDDEN: createError('ORDER_FORBIDDEN', 'Not allowed to %s', 403),
+  ORDER_NOT_FOUND: createError('ORDER_NOT_FOUND', 'Order "%s" not found', 404),
+  ORDER_INVALID_TRANSITION: createError('ORDER_INVALID_TRANSITION', 'Cannot move an order from "%s" to "%s"', 409),
+  ORDER_VERSION_CONFLICT: createError('ORDER_VERSION_CONFLICT', 'Order "%s" is not at version %s', 409),
+  ORDER_IDEMPOTENCY_IN_PROGRESS: createError('ORDER_IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry later', 409),
+  ORDER_IDEMPOTENCY_KEY_REUSED: createError('ORDER_IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with another request body', 422),
+  ORDER_STORAGE_UNAVAILABLE: createError('ORDER_STORAGE_UNAVAILABLE', 'Order storage is unavailable; retry later', 503),
+  ORDER_INVALID_LISTENER: createError('ORDER_INVALID_LISTENER', 'fastify-order: %s', 500, TypeError),
+  /** The same code and shape as Fastify's own schema errors, for `app.orders` callers. */
+  FST_ERR_VALIDATION: createError('FST_ERR_VALIDATION', '%s', 400)
+}

@@ -1,0 +1,56 @@
+// fastify-order: the plugin. Checks options, decorates app.orders, registers the routes.
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { checkOptions, type OrderPluginOptions } from './options.js'
+import { orderRoutes } from './routes.js'
+import { buildOrderSchemas } from './schemas.js'
+import { createOrderService, type OrderService } from './service.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The order module without HTTP: create, list, updateStatus and events. */
+    orders: OrderService
+  }
+}
+
+async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions): Promise<void> {
+  const config = checkOptions(options)
+  const { storage, workflow, maxItems, maxPageSize } = config
+  await storage.init?.()
+
+  const schemas = buildOrderSchemas({ statuses: workflow.statuses, maxItems, maxPageSize })
+  const operations = createOrderService({ ...config, schemas, log: app.log })
+  app.decorate('orders', operations.service)
+
+  // fastify-plugin shares `app.orders` with the host but ignores `prefix`, so the routes get
+  // an encapsulated child of their own that carries it.
+  await app.register(orderRoutes, {
+    prefix: config.prefix,
+    operations,
+    schemas,
+    bodyLimit: config.bodyLimit,
+    authorize: config.authorize,
+    hooks: config.hooks
+  })
+}
+
+export const orderPlugin = fp(fastifyOrder, { name: 'fastify-order', fastify: '5.x' })
+export default orderPlugin
+
+export { codes } from './errors.js'
+export { memoryStorage } from './storage/memory.js'
+export { defaultWorkflow, type Workflow } from './workflow.js'
+export {
+  buildOrderSchemas, schemas, OrderSchema, OrderErrorSchema, OrderItemSchema, CreateOrderBodySchema,
+  ListOrdersBodySchema, OrderPageSchema, UpdateOrderStatusBodySchema
+} from './schemas.js'
+export type {
+  Order, OrderItem, StatusChange, CreateOrderInput, ListOrdersQuery, ListOrdersFilter, OrderPage,
+  UpdateOrderStatusInput, OrderErrorBody, OrderSchemas, SchemaLimits
+} from './schemas.js'
+export type { OrderPluginOptions } from './options.js'
+export type { Authorize, OrderHooks, OrderOperation } from './routes.js'
+export type {
+  OrderService, OrderScope, OrderCallOptions, CreateOrderOptions, OrderEvents, StatusChangedEvent
+} from './service.js'
+export type { OrderStorage, CreateResult, IdempotencyClaim, StorageListQuery } from './storage/types.js'

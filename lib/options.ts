@@ -1,0 +1,110 @@
+// The plugin options, their defaults and their validation at register time.
+import { codes } from './errors.js'
+import type { Authorize, OrderHooks } from './routes.js'
+import { memoryStorage } from './storage/memory.js'
+import type { OrderStorage } from './storage/types.js'
+import { compileWorkflow, defaultWorkflow, type CompiledWorkflow, type Workflow } from './workflow.js'
+
+export interface OrderPluginOptions {
+  /** Where orders live. Default: `memoryStorage()`, in process and lost on exit. */
+  storage?: OrderStorage
+  /** Path prefix before `/order`, e.g. `/api`. */
+  prefix?: string
+  /** The status state machine. Default: `defaultWorkflow`. */
+  workflow?: Workflow
+  /** Largest `limit` of getOrderList. Default: 100. */
+  maxPageSize?: number
+  /** Most items in one order. Default: 100. */
+  maxItems?: number
+  /** How long idempotency keys are kept, in milliseconds. Default: 24 hours. */
+  idempotencyTtl?: number
+  /** Largest request body of the three routes, in bytes. Default: 1 MiB. */
+  bodyLimit?: number
+  /** Grants or scopes each operation; see `Authorize`. Default: everything allowed. */
+  authorize?: Authorize
+  /** `onRequest` / `preHandler` hooks for the three routes. */
+  hooks?: OrderHooks
+}
+
+export interface OrderPluginConfig {
+  storage: OrderStorage
+  prefix: string | undefined
+  workflow: CompiledWorkflow
+  maxPageSize: number
+  maxItems: number
+  idempotencyTtl: number
+  bodyLimit: number
+  authorize: Authorize | undefined
+  hooks: OrderHooks | undefined
+}
+
+const DAY = 24 * 60 * 60 * 1000
+// Options Fastify itself reads from the register call may sit beside ours.
+const FASTIFY_OPTIONS = ['logLevel', 'logSerializers']
+const STORAGE_METHODS = ['create', 'get', 'list', 'replace'] as const
+
+function invalid (message: string) {
+  return new codes.ORDER_INVALID_OPTIONS(message)
+}
+
+function positiveInteger (options: Record<string, unknown>, name: string, fallback: number): number {
+  const value = options[name] ?? fallback
+  if (!Number.isSafeInteger(value) || (value as number) < 1) {
+    throw invalid(`${name} must be a positive integer, got ${JSON.stringify(value)}`)
+  }
+  return value as number
+}
+
+function checkHooks (hooks: unknown): OrderHooks | undefined {
+  if (hooks === undefined) return undefined
+  if (typeof hooks !== 'object' || hooks === null) throw invalid('hooks must be an object like { onRequest, preHandler }')
+  for (const [name, value] of Object.entries(hooks)) {
+    if (name !== 'onRequest' && name !== 'preHandler') {
+      throw invalid(`hooks.${name} is not supported; use hooks.onRequest or hooks.preHandler`)
+    }
+    const handlers: unknown[] = Array.isArray(value) ? value : [value]
+    if (!handlers.every(handler => typeof handler === 'function')) {
+      throw invalid(`hooks.${name} must be a hook function or an array of them`)
+    }
+  }
+  return hooks as OrderHooks
+}
+
+/** Checks the register options and fills the defaults; every error says what to change. */
+export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConfig {
+  const known = new Set<string>(['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks'])
+  for (const name of Object.keys(options)) {
+    if (!known.has(name) && !FASTIFY_OPTIONS.includes(name)) {
+      throw invalid(`unknown option "${name}"; the options are ${[...known].join(', ')}`)
+    }
+  }
+  const record = options as Record<string, unknown>
+
+  const storage = options.storage ?? memoryStorage()
+  for (const method of STORAGE_METHODS) {
+    if (typeof storage?.[method] !== 'function') {
+      throw invalid(`storage must implement OrderStorage: storage.${method} is not a function`)
+    }
+  }
+  if (storage.init !== undefined && typeof storage.init !== 'function') throw invalid('storage.init must be a function when given')
+
+  const { prefix, authorize } = options
+  if (prefix !== undefined && (typeof prefix !== 'string' || !prefix.startsWith('/'))) {
+    throw invalid(`prefix must be a path starting with "/", like "/api", got ${JSON.stringify(prefix)}`)
+  }
+  if (authorize !== undefined && typeof authorize !== 'function') {
+    throw invalid('authorize must be a function (request, operation) => scope | boolean')
+  }
+
+  return {
+    storage,
+    prefix,
+    workflow: compileWorkflow(options.workflow ?? defaultWorkflow),
+    maxPageSize: positiveInteger(record, 'maxPageSize', 100),
+    maxItems: positiveInteger(record, 'maxItems', 100),
+    idempotencyTtl: positiveInteger(record, 'idempotencyTtl', DAY),
+    bodyLimit: positiveInteger(record, 'bodyLimit', 1024 * 1024),
+    authorize,
+    hooks: checkHooks(options.hooks)
+  }
+}

@@ -1,0 +1,294 @@
+// The order rules: totals, workflow, idempotency, scope and events; the routes and app.orders share them.
+import { createHash, randomUUID } from 'node:crypto'
+import type { FastifyBaseLogger } from 'fastify'
+import { decodeCursor, encodeCursor, queryFingerprint } from './cursor.js'
+import { codes } from './errors.js'
+import type {
+  CreateOrderInput, ListOrdersQuery, Order, OrderItem, OrderPage, OrderSchemas, UpdateOrderStatusInput
+} from './schemas.js'
+import type { IdempotencyClaim, OrderStorage, StorageListQuery } from './storage/types.js'
+import { assertValid, createAjv, validationError, type Validate } from './validation.js'
+import type { CompiledWorkflow } from './workflow.js'
+
+/** What a caller may see and touch: with a `customerId`, only that customer's orders. */
+export interface OrderScope {
+  customerId?: string
+}
+
+export interface OrderCallOptions {
+  scope?: OrderScope
+}
+
+export interface CreateOrderOptions extends OrderCallOptions {
+  /** Makes a retried create safe: the same key and body return the first order. */
+  idempotencyKey?: string
+}
+
+export interface StatusChangedEvent {
+  order: Order
+  from: string
+  to: string
+}
+
+/** Listeners run after the change is stored; one that throws or rejects is logged and ignored. */
+export interface OrderEvents {
+  created: (order: Order) => unknown
+  statusChanged: (event: StatusChangedEvent) => unknown
+}
+
+/** The order module without HTTP, decorated as `app.orders`: same validation, same errors. */
+export interface OrderService {
+  create: (input: CreateOrderInput, options?: CreateOrderOptions) => Promise<Order>
+  list: (query?: ListOrdersQuery, options?: OrderCallOptions) => Promise<OrderPage>
+  updateStatus: (input: UpdateOrderStatusInput, options?: OrderCallOptions) => Promise<Order>
+  on: <E extends keyof OrderEvents>(event: E, listener: OrderEvents[E]) => OrderService
+}
+
+export interface OrderServiceConfig {
+  storage: OrderStorage
+  workflow: CompiledWorkflow
+  schemas: OrderSchemas
+  maxPageSize: number
+  idempotencyTtl: number
+  log: FastifyBaseLogger
+}
+
+/** The service's operations on input that has already passed the route schemas. */
+export interface OrderOperations {
+  createOrder: (input: CreateOrderInput, scope?: OrderScope, idempotencyKey?: string) => Promise<{ order: Order, replayed: boolean }>
+  listOrders: (query: ListOrdersQuery, scope?: OrderScope) => Promise<OrderPage>
+  updateOrderStatus: (input: UpdateOrderStatusInput, scope?: OrderScope) => Promise<Order>
+  service: OrderService
+  /** The strict validator of a schema, compiled once and shared by the routes and `app.orders`. */
+  validatorOf: (schema: object) => Validate
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/
+// A lost compare-and-set means another writer made progress; this bounds retries under a cyclic workflow.
+const MAX_UPDATE_ATTEMPTS = 32
+const EARLIEST = '0000-01-01T00:00:00.000Z'
+const LATEST = '9999-12-31T23:59:59.999Z'
+
+function totalOf (items: readonly OrderItem[]): number {
+  let total = 0
+  for (const { quantity, unitPrice } of items) {
+    // Both factors are safe integers, so an unsafe product or sum is exactly an overflow.
+    total += quantity * unitPrice
+    if (total > Number.MAX_SAFE_INTEGER) throw new codes.ORDER_TOTAL_TOO_LARGE(Number.MAX_SAFE_INTEGER)
+  }
+  return total
+}
+
+/** The body of a create as the server will store it; also what an idempotency key is bound to. */
+function fingerprintOf (input: CreateOrderInput): string {
+  const metadata = input.metadata === undefined ? [] : Object.entries(input.metadata).sort(([a], [b]) => a < b ? -1 : 1)
+  const items = input.items.map(({ sku, name, quantity, unitPrice }) => [sku, name ?? null, quantity, unitPrice])
+  return createHash('sha256')
+    .update(JSON.stringify([input.customerId, input.currency, items, metadata]))
+    .digest('base64url')
+}
+
+/** A date-time filter value as the stored timestamps spell it, so strings compare as instants. */
+function toTimestamp (value: string, field: string): string {
+  const millis = Date.parse(value)
+  if (Number.isNaN(millis)) {
+    throw validationError([{ instancePath: `/filter/${field}`, message: 'must match format "date-time"' }], 'body')
+  }
+  const timestamp = new Date(millis).toISOString()
+  return timestamp < EARLIEST || timestamp.startsWith('+') ? (millis < 0 ? EARLIEST : LATEST) : timestamp
+}
+
+function isThenable (value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function'
+}
+
+export function createOrderService (config: OrderServiceConfig): OrderOperations {
+  const { storage, workflow, schemas, maxPageSize, idempotencyTtl, log } = config
+  const defaultLimit = Math.min(20, maxPageSize)
+  const listeners: { [E in keyof OrderEvents]: Array<OrderEvents[E]> } = { created: [], statusChanged: [] }
+
+  const ajv = createAjv()
+  const validators = new Map<object, Validate>()
+  const validatorOf = (schema: object): Validate => {
+    let validate = validators.get(schema)
+    if (validate === undefined) validators.set(schema, validate = ajv.compile(schema))
+    return validate
+  }
+  const validateCreate = validatorOf(schemas.CreateOrderBody)
+  const validateList = validatorOf(schemas.ListOrdersBody)
+  const validateUpdate = validatorOf(schemas.UpdateOrderStatusBody)
+
+  function storageFailure (err: unknown) {
+    return new codes.ORDER_STORAGE_UNAVAILABLE({ cause: err })
+  }
+
+  async function emit<E extends keyof OrderEvents> (event: E, payload: Parameters<OrderEvents[E]>[0]): Promise<void> {
+    for (const listener of listeners[event]) {
+      try {
+        const result = (listener as (payload: unknown) => unknown)(payload)
+        if (isThenable(result)) await result
+      } catch (err) {
+        log.error({ err, event }, `fastify-order: a "${event}" listener failed; the change is stored`)
+      }
+    }
+  }
+
+  async function createOrder (input: CreateOrderInput, scope?: OrderScope, idempotencyKey?: string) {
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw new codes.ORDER_INVALID_IDEMPOTENCY_KEY()
+    }
+    if (scope?.customerId !== undefined && scope.customerId !== input.customerId) {
+      throw new codes.ORDER_FORBIDDEN('create an order for another customer')
+    }
+    const total = totalOf(input.items)
+    const now = new Date()
+    const createdAt = now.toISOString()
+    const order: Order = {
+      id: randomUUID(),
+      customerId: input.customerId,
+      status: workflow.initial,
+      currency: input.currency,
+      items: input.items.map(({ sku, name, quantity, unitPrice }) =>
+        name === undefined ? { sku, quantity, unitPrice } : { sku, name, quantity, unitPrice }),
+      total,
+      // fromEntries defines own properties, so a "__proto__" key stays data.
+      metadata: input.metadata === undefined ? {} : Object.fromEntries(Object.entries(input.metadata)),
+      version: 1,
+      statusHistory: [{ status: workflow.initial, at: createdAt }],
+      createdAt,
+      updatedAt: createdAt
+    }
+    let claim: IdempotencyClaim | undefined
+    if (idempotencyKey !== undefined) {
+      claim = {
+        key: JSON.stringify([scope?.customerId ?? null, idempotencyKey]),
+        fingerprint: fingerprintOf(input),
+        expiresAt: new Date(now.getTime() + idempotencyTtl).toISOString()
+      }
+    }
+    let result
+    try {
+      result = await storage.create(order, claim)
+    } catch (err) {
+      throw storageFailure(err)
+    }
+    if (result.created) {
+      await emit('created', result.order)
+      return { order: result.order, replayed: false }
+    }
+    if ('inProgress' in result) throw new codes.ORDER_IDEMPOTENCY_IN_PROGRESS()
+    if (result.fingerprint !== claim!.fingerprint) throw new codes.ORDER_IDEMPOTENCY_KEY_REUSED()
+    return { order: result.order, replayed: true }
+  }
+
+  async function listOrders (query: ListOrdersQuery, scope?: OrderScope): Promise<OrderPage> {
+    const { filter = {}, order = 'desc', limit = defaultLimit, cursor } = query
+    const statuses = filter.status === undefined
+      ? undefined
+      : typeof filter.status === 'string' ? [filter.status] : [...filter.status].sort()
+    const ids = filter.ids === undefined ? undefined : [...new Set(filter.ids)].sort()
+    const createdFrom = filter.createdFrom === undefined ? undefined : toTimestamp(filter.createdFrom, 'createdFrom')
+    const createdTo = filter.createdTo === undefined ? undefined : toTimestamp(filter.createdTo, 'createdTo')
+    let fingerprint: string | undefined
+    const fingerprintOfQuery = () =>
+      (fingerprint ??= queryFingerprint([order, filter.customerId ?? null, statuses ?? null, ids ?? null, createdFrom ?? null, createdTo ?? null]))
+
+    const after = cursor === undefined ? undefined : decodeCursor(cursor, fingerprintOfQuery())
+    const scopedCustomer = scope?.customerId
+    if (scopedCustomer !== undefined && filter.customerId !== undefined && filter.customerId !== scopedCustomer) {
+      return { items: [], nextCursor: null }
+    }
+    const storageQuery: StorageListQuery = {
+      customerId: scopedCustomer ?? filter.customerId,
+      statuses,
+      ids,
+      createdFrom,
+      createdTo,
+      order,
+      after,
+      limit: limit + 1
+    }
+    let items
+    try {
+      items = await storage.list(storageQuery)
+    } catch (err) {
+      throw storageFailure(err)
+    }
+    if (items.length <= limit) return { items, nextCursor: null }
+    items = items.slice(0, limit)
+    return { items, nextCursor: encodeCursor(items[limit - 1]!, fingerprintOfQuery()) }
+  }
+
+  async function updateOrderStatus (input: UpdateOrderStatusInput, scope?: OrderScope): Promise<Order> {
+    const { id, status, expectedVersion, reason } = input
+    for (let attempt = 1; ; attempt++) {
+      let current
+      try {
+        current = await storage.get(id)
+      } catch (err) {
+        throw storageFailure(err)
+      }
+      if (current === undefined || (scope?.customerId !== undefined && current.customerId !== scope.customerId)) {
+        throw new codes.ORDER_NOT_FOUND(id)
+      }
+      if (expectedVersion !== undefined && current.version !== expectedVersion) {
+        throw new codes.ORDER_VERSION_CONFLICT(id, expectedVersion)
+      }
+      if (current.status === status) return current
+      if (!workflow.allows(current.status, status)) {
+        throw new codes.ORDER_INVALID_TRANSITION(current.status, status)
+      }
+      const now = new Date().toISOString()
+      // History stays in time order even if this instance's clock lags the last writer's.
+      const at = now > current.updatedAt ? now : current.updatedAt
+      const next: Order = {
+        ...current,
+        status,
+        version: current.version + 1,
+        statusHistory: [...current.statusHistory, reason === undefined ? { status, at } : { status, at, reason }],
+        updatedAt: at
+      }
+      let replaced
+      try {
+        replaced = await storage.replace(next, current.version)
+      } catch (err) {
+        throw storageFailure(err)
+      }
+      if (replaced) {
+        await emit('statusChanged', { order: next, from: current.status, to: status })
+        return next
+      }
+      // Lost a race: re-read and re-check the workflow, unless the caller pinned the version.
+      if (expectedVersion !== undefined || attempt === MAX_UPDATE_ATTEMPTS) {
+        throw new codes.ORDER_VERSION_CONFLICT(id, expectedVersion ?? current.version)
+      }
+    }
+  }
+
+  const service: OrderService = {
+    async create (input, options) {
+      assertValid<CreateOrderInput>(validateCreate, input)
+      return (await createOrder(input, options?.scope, options?.idempotencyKey)).order
+    },
+    async list (query = {}, options) {
+      assertValid<ListOrdersQuery>(validateList, query)
+      return listOrders(query, options?.scope)
+    },
+    async updateStatus (input, options) {
+      assertValid<UpdateOrderStatusInput>(validateUpdate, input)
+      return updateOrderStatus(input, options?.scope)
+    },
+    on (event, listener) {
+      if (!Object.hasOwn(listeners, event)) {
+        throw new codes.ORDER_INVALID_LISTENER(`unknown event ${JSON.stringify(event)}; use "created" or "statusChanged"`)
+      }
+      if (typeof listener !== 'function') {
+        throw new codes.ORDER_INVALID_LISTENER(`the "${event}" listener must be a function`)
+      }
+      listeners[event].push(listener as never)
+      return service
+    }
+  }
+
+  return { createOrder, listOrders, updateOrderStatus, service, validatorOf }
+}

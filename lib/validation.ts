@@ -1,0 +1,33 @@
+// Strict schema validation, the same for the routes and app.orders whatever the host's ajv options.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import ajvFormats from 'ajv-formats'
+import { codes } from './errors.js'
+
+// ajv-formats is CommonJS: under nodenext its default import is the module, whose `default` is the plugin.
+const addFormats = ajvFormats.default
+
+export type Validate = ValidateFunction
+
+/** An Ajv that never coerces, never drops unknown properties and never fills defaults in. */
+export function createAjv (): Ajv {
+  const ajv = new Ajv({
+    coerceTypes: false,
+    removeAdditional: false,
+    useDefaults: false,
+    allErrors: false,
+    strictTypes: false
+  })
+  addFormats(ajv, ['date-time'])
+  return ajv
+}
+
+/** Fastify's FST_ERR_VALIDATION for `value` checked by `validate`, worded as Fastify words it. */
+export function validationError (errors: ReadonlyArray<Pick<ErrorObject, 'instancePath' | 'message'>>, context: string) {
+  const message = errors.map(error => `${context}${error.instancePath} ${error.message}`).join(', ')
+  return Object.assign(new codes.FST_ERR_VALIDATION(message), { validation: errors, validationContext: context })
+}
+
+/** Throws FST_ERR_VALIDATION unless `value` matches; the `app.orders` twin of route validation. */
+export function assertValid<T> (validate: Validate, value: unknown, context = 'body'): asserts value is T {
+  if (!validate(value)) throw validationError(validate.errors ?? [], context)
+}

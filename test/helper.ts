@@ -1,0 +1,33 @@
+// Builds apps for the tests: a Fastify instance with the plugin, and the bodies a client sends.
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { Test } from 'tap'
+import orderPlugin, { type CreateOrderInput, type Order, type OrderPluginOptions } from '../lib/index.js'
+
+export async function buildApp (t: Test, options: OrderPluginOptions = {}, server: FastifyServerOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify(server)
+  t.teardown(() => app.close())
+  await app.register(orderPlugin, options)
+  await app.ready()
+  return app
+}
+
+export function orderBody (overrides: Partial<CreateOrderInput> = {}): CreateOrderInput {
+  return {
+    customerId: 'cus_42',
+    currency: 'EUR',
+    items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }],
+    metadata: { channel: 'web' },
+    ...overrides
+  }
+}
+
+export async function post (app: FastifyInstance, operation: string, payload?: unknown, headers: Record<string, string> = {}) {
+  const response = await app.inject({ method: 'POST', url: `/order/${operation}`, payload: payload as object, headers })
+  return { status: response.statusCode, body: response.json(), headers: response.headers }
+}
+
+export async function createOrder (app: FastifyInstance, overrides: Partial<CreateOrderInput> = {}): Promise<Order> {
+  const { status, body } = await post(app, 'createOrder', orderBody(overrides))
+  if (status !== 201) throw new Error(`createOrder answered ${status}: ${JSON.stringify(body)}`)
+  return body
+}
