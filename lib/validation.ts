@@ -28,6 +28,7 @@ export function validationError (errors: ReadonlyArray<Pick<ErrorObject, 'instan
 }
 
 /** Throws FST_ERR_VALIDATION unless `value` matches; the `app.orders` twin of route validation. */
-export function assertValid<T> (validate: Validate, value: unknown, context = 'body'): asserts value is T {
-  if (!validate(value)) throw validationError(validate.errors ?? [], context)
+export function assertValid<T> (validate: Validate, value: unknown): asserts value is T {
+  // Ajv sets `errors` whenever a check fails.
+  if (!validate(value)) throw validationError(validate.errors!, 'body')
 }
