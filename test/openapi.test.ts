@@ -1,6 +1,6 @@
 // OpenAPI: with @fastify/swagger registered first, the three operations are documented in full.
 import Fastify from 'fastify'
-import swagger from '@fastify/swagger'
+import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger'
 import t, { type Test } from 'tap'
 import orderPlugin from '../lib/index.js'
 
@@ -19,7 +19,7 @@ interface Document {
   components: { schemas: Record<string, { title?: string, properties: Record<string, unknown> }> }
 }
 
-async function openapiOf (t: Test, refResolver?: object): Promise<Document> {
+async function openapiOf (t: Test, refResolver?: FastifyDynamicSwaggerOptions['refResolver']): Promise<Document> {
   const app = Fastify()
   t.teardown(() => app.close())
   await app.register(swagger, { openapi: { info: { title: 'orders', version: '1.0.0' } }, ...(refResolver && { refResolver }) })
@@ -29,7 +29,9 @@ async function openapiOf (t: Test, refResolver?: object): Promise<Document> {
 }
 
 // Names components after the schemas' $id, as the README recommends.
-const byId = { buildLocalReference: (json: { $id?: string }, _base: unknown, _fragment: unknown, i: number) => json.$id ?? `def-${i}` }
+const byId: FastifyDynamicSwaggerOptions['refResolver'] = {
+  buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`)
+}
 
 const documented = {
   getOrderList: { success: '200', errors: ['400', '403', '413', '503'] },
