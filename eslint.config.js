@@ -1,3 +1,3 @@
 import neostandard from 'neostandard'
 
-export default neostandard({ ts: true, ignores: ['dist/**', 'coverage/**', '.tap/**', 'scratch/**'] })
+export default neostandard({ ts: true, ignores: ['dist/**', 'coverage/**', '.tap/**', 'scratch/**', 'test/.readme-*/**'] })

@@ -61,8 +61,13 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     return decision
   }
 
-  const error = { $ref: 'OrderError#' }
-  const order = { $ref: 'Order#' }
+  // Each status documents its codes in OpenAPI; the shared schemas appear there once, as components.
+  const error = (description: string) => ({ $ref: 'OrderError#', description })
+  const order = (description: string) => ({ $ref: 'Order#', description })
+  const invalid = 'FST_ERR_VALIDATION: the body does not match the schema'
+  const forbidden = error('ORDER_FORBIDDEN: `authorize` denied the operation')
+  const tooLarge = error('FST_ERR_CTP_BODY_TOO_LARGE: the body is above `bodyLimit`')
+  const unavailable = error('ORDER_STORAGE_UNAVAILABLE: the storage failed; retry later')
   const common = { bodyLimit, onRequest: hooks?.onRequest, preHandler: hooks?.preHandler }
   const tags = ['orders']
 
@@ -72,7 +77,13 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     summary: 'List orders',
     description: 'A keyset page of orders, newest first unless `order` is "asc". Follow `nextCursor` with the same filter and order for the next page.',
     body: schemas.ListOrdersBody,
-    response: { 200: schemas.OrderPage, 400: error, 403: error, 413: error, 503: error }
+    response: {
+      200: { ...schemas.OrderPage, description: 'A page of orders and the cursor of the next one' },
+      400: error(`${invalid}; ORDER_INVALID_CURSOR: the cursor is malformed or was issued for another filter or order`),
+      403: forbidden,
+      413: tooLarge,
+      503: unavailable
+    }
   }
   app.post('/order/getOrderList', {
     ...common,
@@ -91,7 +102,15 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     description: 'Creates an order in the workflow\'s initial status; the server computes id, total, version and timestamps. Send an `Idempotency-Key` header to make retries safe.',
     headers: schemas.IdempotencyHeaders,
     body: schemas.CreateOrderBody,
-    response: { 201: order, 400: error, 403: error, 409: error, 413: error, 422: error, 503: error }
+    response: {
+      201: order('The new order, or the first one created with this Idempotency-Key (header idempotent-replayed: true)'),
+      400: error(`${invalid}; ORDER_TOTAL_TOO_LARGE: the total is above Number.MAX_SAFE_INTEGER; ORDER_INVALID_IDEMPOTENCY_KEY: the header is not 1 to 255 visible ASCII characters`),
+      403: error('ORDER_FORBIDDEN: `authorize` denied the operation, or the order is for another customer than the scope'),
+      409: error('ORDER_IDEMPOTENCY_IN_PROGRESS: a request with the same Idempotency-Key is still running'),
+      413: tooLarge,
+      422: error('ORDER_IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used with another body'),
+      503: unavailable
+    }
   }
   app.post('/order/createOrder', { ...common, schema: createOrder }, async (request, reply) => {
     const scope = authorize === undefined ? undefined : await scopeOf(request, 'createOrder')
@@ -106,7 +125,15 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     summary: 'Move an order to another status',
     description: 'Applies one workflow move. Moving to the current status is a no-op; `expectedVersion` makes the move conditional.',
     body: schemas.UpdateOrderStatusBody,
-    response: { 200: order, 400: error, 403: error, 404: error, 409: error, 413: error, 503: error }
+    response: {
+      200: order('The order after the move, or as it was when it already had this status'),
+      400: error(`${invalid} (including a status the workflow does not have)`),
+      403: forbidden,
+      404: error('ORDER_NOT_FOUND: no such order in the caller\'s scope'),
+      409: error('ORDER_INVALID_TRANSITION: the workflow forbids the move; ORDER_VERSION_CONFLICT: `expectedVersion` is not the stored version'),
+      413: tooLarge,
+      503: unavailable
+    }
   }
   app.post('/order/updateOrderStatus', { ...common, schema: updateOrderStatus }, async (request) => {
     const scope = authorize === undefined ? undefined : await scopeOf(request, 'updateOrderStatus')

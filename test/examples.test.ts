@@ -1,0 +1,84 @@
+// The example servers work as the README says: docs, the three routes, authentication and scope.
+import t from 'tap'
+import { buildServer } from '../examples/server.js'
+import { buildServer as buildAuthServer } from '../examples/auth.js'
+import { orderBody } from './helper.js'
+
+t.test('the example server serves Swagger UI at /docs and the OpenAPI document beside it', async t => {
+  const app = await buildServer({ logger: false })
+  t.teardown(() => app.close())
+  const page = await app.inject('/docs/')
+  t.equal(page.statusCode, 200)
+  t.match(page.headers['content-type'], /text\/html/)
+  const spec = (await app.inject('/docs/json')).json()
+  t.same(Object.keys(spec.paths).sort(), ['/order/createOrder', '/order/getOrderList', '/order/updateOrderStatus'])
+  t.ok(spec.components.schemas.Order, 'the Order component keeps its name')
+})
+
+t.test('the example server creates, moves and lists orders', async t => {
+  const app = await buildServer({ logger: false })
+  t.teardown(() => app.close())
+  const created = await app.inject({ method: 'POST', url: '/order/createOrder', payload: orderBody() })
+  t.equal(created.statusCode, 201)
+  const { id } = created.json()
+  const paid = await app.inject({ method: 'POST', url: '/order/updateOrderStatus', payload: { id, status: 'paid' } })
+  t.match(paid.json(), { id, status: 'paid', version: 2 })
+  const page = await app.inject({ method: 'POST', url: '/order/getOrderList' })
+  t.match(page.json(), { items: [{ id, status: 'paid' }], nextCursor: null })
+})
+
+t.test('the auth example answers 401 without a token', async t => {
+  const app = await buildAuthServer({ logger: false }, 'test secret')
+  t.teardown(() => app.close())
+  const response = await app.inject({ method: 'POST', url: '/order/getOrderList', payload: {} })
+  t.equal(response.statusCode, 401)
+  t.equal(response.json().code, 'FST_JWT_NO_AUTHORIZATION_IN_HEADER')
+})
+
+t.test('the auth example scopes a customer to their own orders and lets staff see all', async t => {
+  const app = await buildAuthServer({ logger: false }, 'test secret')
+  t.teardown(() => app.close())
+  const as = (claims: object) => ({ authorization: `Bearer ${app.jwt.sign(claims)}` })
+  const customer = as({ sub: 'cus_42' })
+  const other = as({ customerId: 'cus_7' })
+  const admin = as({ sub: 'staff_1', admin: true })
+  const post = (operation: string, headers: Record<string, string>, payload: object) =>
+    app.inject({ method: 'POST', url: `/order/${operation}`, headers, payload })
+
+  const mine = (await post('createOrder', customer, orderBody({ customerId: 'cus_42' }))).json()
+  const theirs = (await post('createOrder', other, orderBody({ customerId: 'cus_7' }))).json()
+  t.equal(mine.customerId, 'cus_42')
+  t.equal(theirs.customerId, 'cus_7', 'a customerId claim is the scope too')
+
+  const forOther = await post('createOrder', customer, orderBody({ customerId: 'cus_7' }))
+  t.equal(forOther.statusCode, 403)
+  t.equal(forOther.json().code, 'ORDER_FORBIDDEN')
+
+  t.same((await post('getOrderList', customer, {})).json().items.map((order: { id: string }) => order.id), [mine.id])
+  t.equal((await post('getOrderList', admin, {})).json().items.length, 2)
+
+  const pay = await post('updateOrderStatus', customer, { id: mine.id, status: 'paid' })
+  t.equal(pay.statusCode, 403, 'a customer may not mark an order paid')
+  const cancelTheirs = await post('updateOrderStatus', customer, { id: theirs.id, status: 'cancelled' })
+  t.equal(cancelTheirs.statusCode, 404, 'another customer\'s order is not revealed')
+  t.equal(cancelTheirs.json().code, 'ORDER_NOT_FOUND')
+  const cancel = await post('updateOrderStatus', customer, { id: mine.id, status: 'cancelled' })
+  t.equal(cancel.json().status, 'cancelled')
+  const ship = await post('updateOrderStatus', admin, { id: theirs.id, status: 'paid' })
+  t.equal(ship.json().status, 'paid', 'staff are unrestricted')
+
+  const anonymous = await post('getOrderList', as({ admin: false }), {})
+  t.equal(anonymous.statusCode, 403, 'a token naming no customer is denied')
+})
+
+t.test('the auth example rate limits the order routes', async t => {
+  const app = await buildAuthServer({ logger: false }, 'test secret')
+  t.teardown(() => app.close())
+  const headers = { authorization: `Bearer ${app.jwt.sign({ sub: 'cus_42' })}` }
+  const statuses = []
+  for (let i = 0; i < 101; i++) {
+    statuses.push((await app.inject({ method: 'POST', url: '/order/getOrderList', headers, payload: {} })).statusCode)
+  }
+  t.equal(statuses.filter(status => status === 200).length, 100)
+  t.equal(statuses.at(-1), 429)
+})

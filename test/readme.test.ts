@@ -1,0 +1,122 @@
+// The README cannot rot: its TypeScript runs, its curl calls replay against the example server, its tables match the code.
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { buildServer } from '../examples/server.js'
+import { codes, defaultWorkflow } from '../lib/index.js'
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const readme = readFileSync(join(root, 'README.md'), 'utf8')
+const blocks = [...readme.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map(([, lang, code]) => ({ lang: lang!, code: code! }))
+
+t.test('every TypeScript snippet of the README type-checks and runs', async t => {
+  const snippets = blocks.filter(block => block.lang === 'ts').map(block => block.code)
+  t.ok(snippets.length >= 5, 'the README shows how to use the plugin in TypeScript')
+
+  // Inside the repository, so the snippets find its node_modules; 'fastify-order' is the local source.
+  const folder = mkdtempSync(join(root, 'test', '.readme-'))
+  t.teardown(() => rmSync(folder, { recursive: true, force: true }))
+  const files = snippets.map((code, index) => {
+    const file = join(folder, `snippet-${index + 1}.ts`)
+    writeFileSync(file, code.replaceAll("from 'fastify-order'", "from '../../lib/index.js'"))
+    return file
+  })
+  writeFileSync(join(folder, 'tsconfig.json'), JSON.stringify({
+    extends: '../../tsconfig.json',
+    compilerOptions: { noEmit: true, rootDir: '../..' },
+    include: ['*.ts']
+  }))
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+  const checked = await promisify(execFile)(process.execPath, [tsc, '-p', folder])
+    .then(() => ({ code: 0, stdout: '' }), (error: { code: number, stdout: string }) => error)
+  t.equal(checked.code, 0, checked.stdout)
+
+  for (const file of files) {
+    await t.resolves(import(pathToFileURL(file).href), `${file.slice(root.length)} runs`)
+  }
+})
+
+/** The words of a shell command as the README writes them: bare words and 'single-quoted' strings. */
+function wordsOf (command: string): string[] {
+  return [...command.replaceAll('\\\n', ' ').matchAll(/'([^']*)'|(\S+)/g)].map(([, quoted, bare]) => quoted ?? bare!)
+}
+
+// Fields the server chooses at run time; the README shows the values of one real run.
+const chosen = new Set(['id', 'at', 'createdAt', 'updatedAt', 'nextCursor'])
+
+/** `shown` with every server-chosen value replaced by the real one, remembering the pairs. */
+function align (shown: unknown, real: unknown, seen: Map<string, string>): unknown {
+  if (typeof shown !== 'object' || shown === null || typeof real !== 'object' || real === null) return shown
+  const aligned: Record<string, unknown> = Array.isArray(shown) ? [] as never : {}
+  for (const [key, value] of Object.entries(shown)) {
+    const actual = (real as Record<string, unknown>)[key]
+    if (chosen.has(key) && typeof value === 'string' && typeof actual === 'string') {
+      seen.set(value, actual)
+      aligned[key] = actual
+    } else {
+      aligned[key] = align(value, actual, seen)
+    }
+  }
+  return aligned
+}
+
+t.test('every curl call of the README answers what the README shows', async t => {
+  const app = await buildServer({ logger: false })
+  t.teardown(() => app.close())
+  const seen = new Map<string, string>()
+  const replace = (text: string) => [...seen].reduce((result, [shown, real]) => result.replaceAll(shown, real), text)
+
+  let calls = 0
+  for (const [index, block] of blocks.entries()) {
+    if (block.lang !== 'sh' || !block.code.startsWith('curl ')) continue
+    const answer = blocks[index + 1]!
+    t.equal(answer.lang, 'json', 'each curl call is followed by its answer')
+    const words = wordsOf(block.code)
+    const url = new URL(words.find(word => word.startsWith('http://'))!)
+    const headers: Record<string, string> = {}
+    let payload: string | undefined
+    for (let i = 0; i < words.length; i++) {
+      if (words[i] === '-H') {
+        const [name, ...value] = words[++i]!.split(':')
+        headers[name!.toLowerCase()] = value.join(':').trim()
+      }
+      if (words[i] === '-d') payload = replace(words[++i]!)
+    }
+    t.equal(words[words.indexOf('-X') + 1], 'POST')
+    const response = await app.inject({ method: 'POST', url: url.pathname, headers, payload })
+    const real = response.json()
+    t.same(real, align(JSON.parse(replace(answer.code)), real, seen), `${url.pathname} ${payload}`)
+    calls++
+  }
+  t.ok(calls >= 8, 'the README shows each route with curl')
+})
+
+t.test('the workflow diagram of the README is the default workflow', async t => {
+  const diagram = blocks.find(block => block.lang === 'mermaid')!.code
+  const moves: Record<string, string[]> = {}
+  for (const [, from, to] of diagram.matchAll(/^\s*(\S+) --> (\S+)$/gm)) {
+    if (from === '[*]') t.equal(to, defaultWorkflow.initial, 'the diagram starts at the initial status')
+    else (moves[from!] ??= []).push(to!)
+  }
+  for (const [status, targets] of Object.entries(defaultWorkflow.transitions)) {
+    t.same(moves[status] ?? [], targets, `moves from ${status}`)
+  }
+})
+
+t.test('the error table of the README lists every code the plugin sends', async t => {
+  const section = readme.slice(readme.indexOf('## Errors'), readme.indexOf('## The workflow'))
+  const rows = [...section.matchAll(/^\| (\d{3}) \| `(\w+)` \|/gm)].map(([, status, code]) => ({ status: Number(status), code: code! }))
+  const inTable = new Set(rows.map(row => row.code))
+  for (const [code, ErrorCode] of Object.entries(codes)) {
+    const error = new ErrorCode('x', 'y')
+    if (error.statusCode === 500) t.match(section, `\`${code}\``, `${code} is mentioned`)
+    else t.ok(inTable.has(code), `${code} is in the table`)
+  }
+  for (const { status, code } of rows) {
+    const ErrorCode = (codes as Record<string, new (...args: string[]) => { statusCode?: number }>)[code]
+    if (ErrorCode !== undefined) t.equal(new ErrorCode('x', 'y').statusCode, status, `${code} is a ${status}`)
+  }
+})

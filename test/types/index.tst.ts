@@ -1,0 +1,62 @@
+// Type tests of the public API, run by tstyche: what a host app written in TypeScript relies on.
+import Fastify, { type FastifyRequest } from 'fastify'
+import { expect, test } from 'tstyche'
+import orderPlugin, {
+  codes, memoryStorage, defaultWorkflow, CreateOrderBodySchema, OrderSchema,
+  type CreateOrderInput, type ListOrdersQuery, type Order, type OrderPage, type OrderPluginOptions,
+  type OrderService, type OrderStorage, type UpdateOrderStatusInput, type Authorize
+} from '../../lib/index.js'
+import type { Static } from '@sinclair/typebox'
+
+const app = Fastify()
+
+test('register accepts the options and rejects a misspelt one', () => {
+  expect(app.register(orderPlugin, { storage: memoryStorage(), maxPageSize: 50, prefix: '/api' })).type.not.toRaiseError()
+  expect(app.register(orderPlugin)).type.not.toRaiseError()
+  expect(app.register(orderPlugin, { maxPagesize: 1 })).type.toRaiseError(/'maxPagesize' does not exist/)
+  expect(app.register(orderPlugin, { maxItems: '10' })).type.toRaiseError(/'string' is not assignable to type 'number'/)
+})
+
+test('app.orders is the typed service', () => {
+  expect(app.orders).type.toBe<OrderService>()
+  expect(app.orders.create(null as unknown as CreateOrderInput)).type.toBe<Promise<Order>>()
+  expect(app.orders.list()).type.toBe<Promise<OrderPage>>()
+  expect(app.orders.updateStatus({ id: 'o', status: 'paid' })).type.toBe<Promise<Order>>()
+  expect(app.orders.create).type.not.toBeCallableWith({ customerId: 'c', currency: 'EUR' })
+  app.orders.on('statusChanged', ({ order, from, to }) => {
+    expect(order).type.toBe<Order>()
+    expect(from).type.toBe<string>()
+    expect(to).type.toBe<string>()
+  })
+  expect(app.orders.on).type.not.toBeCallableWith('deleted', () => {})
+})
+
+test('request and response types come from the TypeBox schemas', () => {
+  expect<Order>().type.toBe<Static<typeof OrderSchema>>()
+  expect<CreateOrderInput>().type.toBe<Static<typeof CreateOrderBodySchema>>()
+  expect<Order['total']>().type.toBe<number>()
+  expect<Order['metadata']>().type.toBe<Record<string, string>>()
+  expect<CreateOrderInput>().type.not.toHaveProperty('total')
+  expect<ListOrdersQuery['order']>().type.toBe<'asc' | 'desc' | undefined>()
+  expect<UpdateOrderStatusInput>().type.toHaveProperty('expectedVersion')
+  expect<OrderPage['nextCursor']>().type.toBe<string | null>()
+})
+
+test('a storage adapter implements OrderStorage', () => {
+  expect(memoryStorage()).type.toBe<OrderStorage>()
+  expect<OrderPluginOptions['storage']>().type.toBe<OrderStorage | undefined>()
+  const incomplete = { get: async () => undefined }
+  expect<OrderStorage>().type.not.toBeAssignableFrom(incomplete)
+})
+
+test('authorize returns a scope, a boolean or nothing, sync or async', () => {
+  expect<Authorize>().type.toBeAssignableFrom((_request: FastifyRequest) => ({ customerId: 'cus_42' }))
+  expect<Authorize>().type.toBeAssignableFrom(async () => false)
+  expect<Authorize>().type.toBeAssignableFrom(() => {})
+  expect<Authorize>().type.not.toBeAssignableFrom(() => 'cus_42')
+})
+
+test('errors and the default workflow are exported values', () => {
+  expect(new codes.ORDER_NOT_FOUND('o')).type.toHaveProperty('statusCode')
+  expect(defaultWorkflow.initial).type.toBe<'pending'>()
+})
