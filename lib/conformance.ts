@@ -259,6 +259,11 @@ export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
       const shipped = moved(paid, 'shipped')
       assert.equal(await storage.replace(structuredClone(shipped), 2), true)
       assert.deepEqual(await storage.get(order.id), shipped)
+      // A replace may keep the status: the whole order is replaced all the same.
+      const annotated = { ...shipped, version: 4, metadata: { note: 'kept status' }, updatedAt: FAR_FUTURE }
+      assert.equal(await storage.replace(structuredClone(annotated), 3), true)
+      assert.deepEqual(await storage.get(order.id), annotated)
+      assert.deepEqual(await storage.list({ statuses: ['shipped'], order: 'asc', limit: 10 }), [annotated])
       assert.deepEqual(await storage.get(bystander.id), bystander, 'replace touches only the order with that id')
     }
   },
