@@ -270,7 +270,7 @@ t.test('any sequence of creates, status updates and list walks agrees with the m
     } finally {
       await app.close()
     }
-  }), { seed: 20260101, numRuns: 100 })
+  }), { seed: 20260101, numRuns: 80 })
 })
 
 /** memoryStorage (`stored`) seen through `storage`, whose calls start and answer in an order the scheduler picks once gated. */
