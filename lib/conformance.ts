@@ -1,0 +1,444 @@
+// The storage-adapter conformance suite: what every OrderStorage must do, runnable from any test runner.
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import type { Order } from './schemas.js'
+import type { CreateResult, IdempotencyClaim, OrderStorage, StorageListQuery } from './storage/types.js'
+
+/** One named behaviour of OrderStorage, checked against a fresh, initialized storage. */
+export interface ConformanceCase {
+  name: string
+  run: (storage: OrderStorage) => Promise<void>
+}
+
+type Position = NonNullable<StorageListQuery['after']>
+type ListFilter = Omit<StorageListQuery, 'order' | 'after' | 'limit'>
+
+const DAY = '2026-01-01T10:00:00.000Z'
+const LATER = '2026-01-01T10:00:00.001Z'
+const FAR_FUTURE = '2100-01-01T00:00:00.000Z'
+// Several createdAt values, with ties, in one time zone's day and across a year.
+const INSTANTS = [
+  '2025-12-31T23:59:59.999Z', DAY, LATER, '2026-01-01T10:00:01.000Z', '2026-01-02T00:00:00.000Z', '2027-06-15T12:30:45.678Z'
+]
+// Ids whose JS string order differs from most database collations (case, punctuation, digits).
+const TIE_IDS = [
+  'ord_a', 'ord_B', 'ord_b', 'ord_A', 'ord_0', 'ord__', 'ord_-', 'ord_a0', 'ord_aa', 'ord_Z', 'ord_z', 'ord_9',
+  'ORD_x', 'ord_~', 'ord_.', 'ord_Ab', 'ord_aB', 'ord_bA', 'ord_Ba', 'ord_1', 'ord_10', 'ord_2', 'ord_zz', 'ord_ZZ'
+]
+const STATUSES = ['pending', 'paid', 'shipped', 'cancelled']
+const CUSTOMERS = ['cus_a', 'cus_b', 'cus_c']
+const PARALLEL = 8
+
+/** A valid order as the plugin would store it; `fields` override the defaults. */
+function orderOf (fields: Partial<Order> = {}): Order {
+  const createdAt = fields.createdAt ?? DAY
+  const status = fields.status ?? 'pending'
+  return {
+    id: `ord_${randomUUID()}`,
+    customerId: 'cus_42',
+    status,
+    currency: 'EUR',
+    items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }],
+    total: 2500,
+    metadata: {},
+    version: 1,
+    statusHistory: [{ status, at: createdAt }],
+    createdAt,
+    updatedAt: createdAt,
+    ...fields
+  }
+}
+
+/** The order after one status change, as the plugin would replace it. */
+function moved (order: Order, status: string, reason = 'conformance'): Order {
+  const at = new Date(Date.parse(order.updatedAt) + 1000).toISOString()
+  return {
+    ...order,
+    status,
+    version: order.version + 1,
+    statusHistory: [...order.statusHistory, { status, at, reason }],
+    updatedAt: at
+  }
+}
+
+function claimOf (key: string, fingerprint = 'fingerprint-1', expiresAt = FAR_FUTURE): IdempotencyClaim {
+  return { key, fingerprint, expiresAt }
+}
+
+function positionOf (order: Order): Position {
+  return { createdAt: order.createdAt, id: order.id }
+}
+
+/** Ascending (createdAt, id) in JS string order, the order every adapter must list in. */
+function compare (a: Position, b: Position): number {
+  const byCreated = a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0
+  return byCreated !== 0 ? byCreated : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+}
+
+/** What a list query must return, computed from the orders the test stored. */
+function expectedList (orders: readonly Order[], query: Omit<StorageListQuery, 'limit'>): string[] {
+  const sign = query.order === 'asc' ? 1 : -1
+  return orders
+    .filter(order =>
+      (query.customerId === undefined || order.customerId === query.customerId) &&
+      (query.statuses === undefined || query.statuses.includes(order.status)) &&
+      (query.ids === undefined || query.ids.includes(order.id)) &&
+      (query.createdFrom === undefined || order.createdAt >= query.createdFrom) &&
+      (query.createdTo === undefined || order.createdAt < query.createdTo) &&
+      (query.after === undefined || sign * compare(order, query.after) > 0))
+    .sort((a, b) => sign * compare(a, b))
+    .map(order => order.id)
+}
+
+function show (query: object): string {
+  return JSON.stringify(query)
+}
+
+/** Follows pages from the start to the end, as the plugin's cursors do; returns the ids seen. */
+async function walkPages (storage: OrderStorage, query: Omit<StorageListQuery, 'limit' | 'after'>, limit: number, pageBound: number): Promise<string[]> {
+  const seen: string[] = []
+  let after: Position | undefined
+  for (let pages = 0; pages < pageBound; pages++) {
+    const page = await storage.list({ ...query, after, limit })
+    assert.ok(page.length <= limit, `list returned ${page.length} orders for limit ${limit}: ${show(query)}`)
+    seen.push(...page.map(order => order.id))
+    if (page.length < limit) return seen
+    after = positionOf(page[page.length - 1]!)
+  }
+  assert.fail(`a walk with limit ${limit} did not end within ${pageBound} pages (is "after" ignored?): ${show(query)}`)
+}
+
+async function createAll (storage: OrderStorage, orders: readonly Order[]): Promise<void> {
+  for (const order of orders) {
+    const result = await storage.create(structuredClone(order))
+    assert.equal(result.created, true, `create of ${order.id} without a claim must store it`)
+  }
+}
+
+/** 24 orders over 3 customers, 4 statuses and 6 instants (so many share a createdAt), stored out of order. */
+async function seedListOrders (storage: OrderStorage): Promise<Order[]> {
+  const orders = TIE_IDS.map((id, i) => orderOf({
+    id,
+    customerId: CUSTOMERS[i % CUSTOMERS.length],
+    status: STATUSES[(i >> 1) % STATUSES.length],
+    createdAt: INSTANTS[(i * 5) % INSTANTS.length]
+  }))
+  // 7 is coprime with 24: a fixed shuffle, so adapters cannot rely on arrival order.
+  await createAll(storage, orders.map((_, i) => orders[(i * 7) % orders.length]!))
+  return orders
+}
+
+async function assertWalks (storage: OrderStorage, orders: readonly Order[], filters: readonly ListFilter[]): Promise<void> {
+  for (const filter of filters) {
+    for (const order of ['asc', 'desc'] as const) {
+      const query = { ...filter, order }
+      const expected = expectedList(orders, query)
+      for (const limit of [1, 5, 100]) {
+        const seen = await walkPages(storage, query, limit, orders.length + 2)
+        assert.deepEqual(seen, expected, `walk with limit ${limit}: ${show(query)}`)
+      }
+    }
+  }
+}
+
+function assertCreated (result: CreateResult, order: Order, what: string): void {
+  assert.deepEqual(result, { created: true, order }, `${what} must return { created: true, order }`)
+}
+
+export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
+  {
+    name: 'required methods exist',
+    async run (storage) {
+      for (const method of ['create', 'get', 'list', 'replace'] as const) {
+        assert.equal(typeof storage[method], 'function', `storage.${method} must be a function`)
+      }
+      assert.ok(['undefined', 'function'].includes(typeof storage.init), 'storage.init must be a function when present')
+    }
+  },
+  {
+    name: 'get returns the created order unchanged',
+    async run (storage) {
+      const plain = orderOf({ createdAt: '2026-03-04T05:06:07.089Z' })
+      const rich = orderOf({
+        customerId: 'cus_ünïcødé ✓ "quoted" \\ \'single\'',
+        currency: 'JPY',
+        items: [
+          { sku: 'A-1', name: 'Mug 😀', quantity: 9000, unitPrice: 1e12 },
+          { sku: 'B-2', quantity: 1, unitPrice: 0 }
+        ],
+        // Above 2^32 and near Number.MAX_SAFE_INTEGER: a 32-bit column or a float would change it.
+        total: 9000 * 1e12,
+        // Keys that are special to JavaScript objects are data like any other.
+        metadata: JSON.parse('{"__proto__":"x","constructor":"y","channel":"web","empty":""}'),
+        status: 'shipped',
+        version: 3,
+        statusHistory: [
+          { status: 'pending', at: '2026-03-04T05:06:07.089Z' },
+          { status: 'paid', at: '2026-03-04T05:06:08.000Z', reason: 'card ✓' },
+          { status: 'shipped', at: '2026-03-04T05:06:09.000Z' }
+        ],
+        createdAt: '2026-03-04T05:06:07.089Z',
+        updatedAt: '2026-03-04T05:06:09.000Z'
+      })
+      for (const order of [plain, rich]) {
+        assertCreated(await storage.create(structuredClone(order)), order, 'create')
+        assert.deepEqual(await storage.get(order.id), order, 'get must return the order as created, timestamps as the same ISO strings')
+      }
+    }
+  },
+  {
+    name: 'get of an unknown id returns undefined',
+    async run (storage) {
+      await createAll(storage, [orderOf()])
+      assert.equal(await storage.get('ord_unknown'), undefined)
+      assert.equal(await storage.get(''), undefined)
+    }
+  },
+  {
+    name: 'a claimed idempotency key returns the first order and its fingerprint',
+    async run (storage) {
+      const first = orderOf()
+      const second = orderOf({ createdAt: LATER })
+      assertCreated(await storage.create(structuredClone(first), claimOf('key-1', 'fingerprint-1')), first, 'the first create with a key')
+      const replay = await storage.create(structuredClone(second), claimOf('key-1', 'fingerprint-2'))
+      assert.deepEqual(replay, { created: false, order: first, fingerprint: 'fingerprint-1' },
+        'a create with a claimed key must return the first order and the first fingerprint')
+      assert.equal(await storage.get(second.id), undefined, 'a create with a claimed key must store nothing')
+      const other = orderOf({ createdAt: LATER })
+      assertCreated(await storage.create(structuredClone(other), claimOf('key-2', 'fingerprint-1')), other, 'a create with another key')
+    }
+  },
+  {
+    name: 'parallel creates with one idempotency key store exactly one order',
+    async run (storage) {
+      const orders = Array.from({ length: PARALLEL }, () => orderOf())
+      const results = await Promise.all(orders.map((order, i) =>
+        storage.create(structuredClone(order), claimOf('key-parallel', `fingerprint-${i}`))))
+      const winners = results.flatMap((result, i) => result.created ? [i] : [])
+      assert.equal(winners.length, 1, `exactly one of ${PARALLEL} parallel creates with one key must store its order`)
+      const winner = winners[0]!
+      for (const result of results) {
+        if (result.created || 'inProgress' in result) continue
+        assert.deepEqual(result, { created: false, order: orders[winner], fingerprint: `fingerprint-${winner}` },
+          'every other parallel create must return the stored order and its fingerprint (or inProgress)')
+      }
+      const stored = await storage.list({ ids: orders.map(order => order.id), order: 'asc', limit: PARALLEL + 1 })
+      assert.deepEqual(stored, [orders[winner]], 'only the winning order is stored')
+      // Once the winner has returned, its order is readable under the key.
+      const again = await storage.create(orderOf(), claimOf('key-parallel', 'fingerprint-again'))
+      assert.deepEqual(again, { created: false, order: orders[winner], fingerprint: `fingerprint-${winner}` })
+    }
+  },
+  {
+    name: 'an expired idempotency claim frees its key',
+    async run (storage) {
+      const first = orderOf({ createdAt: DAY })
+      await storage.create(structuredClone(first), claimOf('key-ttl', 'fingerprint-1', LATER))
+      const early = orderOf({ createdAt: DAY })
+      assert.deepEqual(await storage.create(structuredClone(early), claimOf('key-ttl', 'fingerprint-2', FAR_FUTURE)),
+        { created: false, order: first, fingerprint: 'fingerprint-1' }, 'a claim expiring after createdAt still holds')
+      // expiresAt equal to the new order's createdAt counts as expired.
+      const second = orderOf({ createdAt: LATER })
+      assertCreated(await storage.create(structuredClone(second), claimOf('key-ttl', 'fingerprint-2', FAR_FUTURE)), second,
+        'a create whose createdAt is at or after the claim\'s expiresAt')
+      const third = orderOf({ createdAt: INSTANTS[5] })
+      assert.deepEqual(await storage.create(structuredClone(third), claimOf('key-ttl', 'fingerprint-3')),
+        { created: false, order: second, fingerprint: 'fingerprint-2' }, 'the key now belongs to the new order')
+      assert.deepEqual(await storage.get(first.id), first, 'expiry frees the key, never the order')
+    }
+  },
+  {
+    name: 'replace stores the order when the expected version is current',
+    async run (storage) {
+      const order = orderOf()
+      const bystander = orderOf()
+      await createAll(storage, [order, bystander])
+      const paid = moved(order, 'paid')
+      assert.equal(await storage.replace(structuredClone(paid), 1), true)
+      assert.deepEqual(await storage.get(order.id), paid)
+      const shipped = moved(paid, 'shipped')
+      assert.equal(await storage.replace(structuredClone(shipped), 2), true)
+      assert.deepEqual(await storage.get(order.id), shipped)
+      // A replace may keep the status: the whole order is replaced all the same.
+      const annotated = { ...shipped, version: 4, metadata: { note: 'kept status' }, updatedAt: FAR_FUTURE }
+      assert.equal(await storage.replace(structuredClone(annotated), 3), true)
+      assert.deepEqual(await storage.get(order.id), annotated)
+      assert.deepEqual(await storage.list({ statuses: ['shipped'], order: 'asc', limit: 10 }), [annotated])
+      assert.deepEqual(await storage.get(bystander.id), bystander, 'replace touches only the order with that id')
+    }
+  },
+  {
+    name: 'replace with a stale expected version changes nothing',
+    async run (storage) {
+      const order = orderOf()
+      await createAll(storage, [order])
+      assert.equal(await storage.replace(moved(order, 'paid'), 2), false, 'a version ahead of the stored one')
+      assert.deepEqual(await storage.get(order.id), order)
+      const paid = moved(order, 'paid')
+      await storage.replace(structuredClone(paid), 1)
+      assert.equal(await storage.replace(moved(order, 'cancelled'), 1), false, 'a version behind the stored one')
+      assert.deepEqual(await storage.get(order.id), paid)
+      assert.equal(await storage.replace(orderOf({ id: 'ord_unknown' }), 1), false, 'an unknown id')
+      assert.equal(await storage.get('ord_unknown'), undefined, 'replace never creates an order')
+    }
+  },
+  {
+    name: 'parallel replaces from one version: exactly one wins',
+    async run (storage) {
+      const order = orderOf()
+      await createAll(storage, [order])
+      const candidates = Array.from({ length: PARALLEL }, (_, i) => moved(order, i % 2 === 0 ? 'paid' : 'cancelled', `writer ${i}`))
+      const results = await Promise.all(candidates.map(candidate => storage.replace(structuredClone(candidate), 1)))
+      const winners = results.flatMap((replaced, i) => replaced ? [i] : [])
+      assert.equal(winners.length, 1, `exactly one of ${PARALLEL} parallel replaces from version 1 must win`)
+      assert.deepEqual(await storage.get(order.id), candidates[winners[0]!], 'the stored order is the winner\'s')
+    }
+  },
+  {
+    name: 'list walks all orders by (createdAt, id) in both orders',
+    async run (storage) {
+      const orders = await seedListOrders(storage)
+      await assertWalks(storage, orders, [{}])
+      const pages = await storage.list({ order: 'desc', limit: 1000 })
+      assert.deepEqual(pages, expectedList(orders, { order: 'desc' }).map(id => orders.find(order => order.id === id)),
+        'list returns whole orders')
+    }
+  },
+  {
+    name: 'list applies every filter, alone and combined',
+    async run (storage) {
+      const orders = await seedListOrders(storage)
+      const someIds = ['ord_a', 'ord_B', 'ord_Z', 'ord_zz', 'ord_10', 'ord__', 'ord_unknown']
+      await assertWalks(storage, orders, [
+        { customerId: 'cus_a' },
+        { customerId: 'cus_unknown' },
+        { statuses: ['paid'] },
+        { statuses: ['shipped', 'pending'] },
+        { statuses: ['refunded'] },
+        { ids: someIds },
+        { ids: ['ord_unknown'] },
+        { createdFrom: DAY },
+        { createdTo: INSTANTS[3] },
+        { createdFrom: DAY, createdTo: INSTANTS[4] },
+        { createdFrom: INSTANTS[3], createdTo: INSTANTS[3] },
+        { customerId: 'cus_b', statuses: ['pending', 'paid'] },
+        { customerId: 'cus_c', statuses: ['cancelled', 'shipped'], createdFrom: LATER, createdTo: INSTANTS[5] },
+        { ids: someIds, statuses: ['pending', 'cancelled'] },
+        { ids: someIds, customerId: 'cus_a', createdFrom: DAY }
+      ])
+    }
+  },
+  {
+    name: 'list starts strictly after the given position',
+    async run (storage) {
+      const orders = await seedListOrders(storage)
+      const positions: Position[] = [
+        ...orders.slice(0, 6).map(positionOf),
+        { createdAt: DAY, id: '' },
+        { createdAt: DAY, id: 'ord_unknown' },
+        { createdAt: '2000-01-01T00:00:00.000Z', id: 'ord_a' },
+        { createdAt: FAR_FUTURE, id: 'ord_a' }
+      ]
+      const filters: ListFilter[] = [{}, { statuses: ['paid', 'pending'] }, { customerId: 'cus_b' }, { ids: TIE_IDS.slice(0, 12) }]
+      for (const after of positions) {
+        for (const filter of filters) {
+          for (const order of ['asc', 'desc'] as const) {
+            const query = { ...filter, order, after }
+            const page = await storage.list({ ...query, limit: 100 })
+            assert.deepEqual(page.map(found => found.id), expectedList(orders, query), show(query))
+          }
+        }
+      }
+    }
+  },
+  {
+    name: 'list returns at most limit orders',
+    async run (storage) {
+      const orders = await seedListOrders(storage)
+      for (const limit of [1, 2, 23, 24, 25]) {
+        const page = await storage.list({ order: 'asc', limit })
+        assert.deepEqual(page.map(order => order.id), expectedList(orders, { order: 'asc' }).slice(0, limit), `limit ${limit}`)
+      }
+    }
+  },
+  {
+    name: 'a walk visits each order once while orders are created',
+    async run (storage) {
+      const orders = await seedListOrders(storage)
+      for (const order of ['asc', 'desc'] as const) {
+        const seen: string[] = []
+        let after: Position | undefined
+        for (let pages = 0; pages <= TIE_IDS.length; pages++) {
+          const page = await storage.list({ order, after, limit: 4 })
+          seen.push(...page.map(found => found.id))
+          if (page.length < 4) break
+          after = positionOf(page[page.length - 1]!)
+          // Newer than every seeded order, and one tied with the cursor position itself.
+          const arrivals = [orderOf({ createdAt: FAR_FUTURE }), orderOf({ createdAt: after.createdAt, customerId: 'cus_new' })]
+          orders.push(...arrivals)
+          await createAll(storage, arrivals)
+        }
+        assert.equal(new Set(seen).size, seen.length, `no order is visited twice (${order})`)
+        const seeded = TIE_IDS.filter(id => !seen.includes(id))
+        assert.deepEqual(seeded, [], `every order stored before the walk is visited (${order})`)
+        assert.deepEqual(seen, [...seen].sort((a, b) =>
+          (order === 'asc' ? 1 : -1) * compare(orders.find(found => found.id === a)!, orders.find(found => found.id === b)!)),
+        `the walk is in ${order} order`)
+      }
+    }
+  },
+  {
+    name: 'list reflects status changes made by replace',
+    async run (storage) {
+      let orders = Array.from({ length: 8 }, (_, i) => orderOf({ customerId: CUSTOMERS[i % 2], createdAt: INSTANTS[i % 3] }))
+      await createAll(storage, orders)
+      const changes: Array<[number, string]> = [[0, 'paid'], [1, 'paid'], [2, 'cancelled'], [5, 'paid'], [0, 'shipped'], [5, 'refunded']]
+      for (const [index, status] of changes) {
+        const next = moved(orders[index]!, status)
+        assert.equal(await storage.replace(structuredClone(next), next.version - 1), true)
+        orders = orders.map(order => order.id === next.id ? next : order)
+        await assertWalks(storage, orders, [
+          { statuses: [status] },
+          { statuses: ['pending'] },
+          { statuses: ['paid', 'shipped'] },
+          { customerId: CUSTOMERS[0], statuses: ['paid'] },
+          { customerId: CUSTOMERS[1], statuses: ['pending', 'refunded'] },
+          { ids: orders.slice(0, 4).map(order => order.id), statuses: [status] }
+        ])
+      }
+      const pages = await storage.list({ statuses: ['shipped'], order: 'asc', limit: 10 })
+      assert.deepEqual(pages, [orders[0]], 'list returns the replaced order, not the old one')
+    }
+  }
+])
+
+/**
+ * Runs every conformance case (but those named in `skip`) in turn, each on a fresh storage from
+ * `factory` after its `init`; rejects with an AggregateError naming every failed case.
+ */
+export async function runConformance (
+  factory: () => OrderStorage | Promise<OrderStorage>,
+  options: { skip?: string[] } = {}
+): Promise<void> {
+  const skip = new Set(options.skip)
+  const unknown = [...skip].filter(name => !conformanceCases.some(conformanceCase => conformanceCase.name === name))
+  if (unknown.length > 0) {
+    throw new TypeError(`runConformance: no conformance case is named ${unknown.map(name => JSON.stringify(name)).join(', ')}`)
+  }
+  const failed: string[] = []
+  const failures: Error[] = []
+  const ran = conformanceCases.filter(conformanceCase => !skip.has(conformanceCase.name))
+  for (const { name, run } of ran) {
+    try {
+      const storage = await factory()
+      await storage.init?.()
+      await run(storage)
+    } catch (err) {
+      failed.push(JSON.stringify(name))
+      failures.push(new Error(`${name}: ${err instanceof Error ? err.message : String(err)}`, { cause: err }))
+    }
+  }
+  if (failures.length > 0) {
+    throw new AggregateError(failures, `${failures.length} of ${ran.length} storage conformance cases failed: ${failed.join(', ')}`)
+  }
+}

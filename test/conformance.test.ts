@@ -1,0 +1,173 @@
+// The storage conformance suite: memoryStorage passes every case, and the runner reports what fails.
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import t from 'tap'
+import { conformanceCases, runConformance } from '../lib/conformance.js'
+import { memoryStorage, type OrderStorage } from '../lib/index.js'
+
+for (const conformanceCase of conformanceCases) {
+  t.test(`memoryStorage: ${conformanceCase.name}`, async () => {
+    await conformanceCase.run(memoryStorage())
+  })
+}
+
+/** The names of the cases an AggregateError from runConformance reports as failed. */
+async function failedCases (run: Promise<void>): Promise<string[]> {
+  try {
+    await run
+  } catch (err) {
+    if (!(err instanceof AggregateError)) throw err
+    return conformanceCases
+      .map(({ name }) => name)
+      .filter(name => err.errors.some((failure: Error) => failure.message.startsWith(`${name}: `)))
+  }
+  return []
+}
+
+/** memoryStorage with one method swapped for a broken one. */
+function brokenStorage (broken: (storage: OrderStorage) => Partial<OrderStorage>): () => OrderStorage {
+  return () => {
+    const storage = memoryStorage()
+    return { ...storage, ...broken(storage) }
+  }
+}
+
+/** A replace that ignores expectedVersion: the last writer wins. */
+function lastWriteWins (storage: OrderStorage): Partial<OrderStorage> {
+  return {
+    async replace (order) {
+      for (;;) {
+        const stored = await storage.get(order.id)
+        if (stored === undefined) return false
+        if (await storage.replace(order, stored.version)) return true
+      }
+    }
+  }
+}
+
+t.test('runConformance resolves for memoryStorage, sync or async factory', async t => {
+  await t.resolves(runConformance(memoryStorage))
+  await t.resolves(runConformance(async () => memoryStorage()))
+})
+
+t.test('runConformance awaits init before every case, each on a fresh storage', async t => {
+  const storages = new Set<OrderStorage>()
+  let initialized = 0
+  await runConformance(() => {
+    const storage: OrderStorage = { ...memoryStorage(), init: async () => { initialized++ } }
+    storages.add(storage)
+    return storage
+  })
+  t.equal(storages.size, conformanceCases.length)
+  t.equal(initialized, conformanceCases.length)
+})
+
+t.test('a replace that ignores expectedVersion fails the compare-and-set cases', async t => {
+  const failed = await failedCases(runConformance(brokenStorage(lastWriteWins)))
+  t.same(failed, [
+    'replace with a stale expected version changes nothing',
+    'parallel replaces from one version: exactly one wins'
+  ])
+})
+
+t.test('a create that ignores the claim fails the idempotency cases', async t => {
+  const failed = await failedCases(runConformance(brokenStorage(storage => ({
+    create: async (order) => storage.create(order)
+  }))))
+  t.same(failed, [
+    'a claimed idempotency key returns the first order and its fingerprint',
+    'parallel creates with one idempotency key store exactly one order',
+    'an expired idempotency claim frees its key'
+  ])
+})
+
+t.test('a list that ignores after is reported, not looped on forever', async t => {
+  const failed = await failedCases(runConformance(brokenStorage(storage => ({
+    list: async ({ after, ...query }) => storage.list(query)
+  }))))
+  t.same(failed, [
+    'list walks all orders by (createdAt, id) in both orders',
+    'list applies every filter, alone and combined',
+    'list starts strictly after the given position',
+    'a walk visits each order once while orders are created',
+    'list reflects status changes made by replace'
+  ])
+})
+
+t.test('a list that ties createdAt by another id order fails the ordering cases', async t => {
+  const failed = await failedCases(runConformance(brokenStorage(storage => ({
+    // Case-insensitive id order, as many database collations sort.
+    list: async (query) => {
+      const page = await storage.list({ ...query, after: undefined, limit: 1000 })
+      const sign = query.order === 'asc' ? 1 : -1
+      return page
+        .sort((a, b) => sign * (a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id, 'en')))
+        .filter(order => query.after === undefined ||
+          sign * (order.createdAt.localeCompare(query.after.createdAt) || order.id.localeCompare(query.after.id, 'en')) > 0)
+        .slice(0, query.limit)
+    }
+  }))))
+  t.ok(failed.includes('list walks all orders by (createdAt, id) in both orders'))
+  t.ok(failed.includes('list applies every filter, alone and combined'))
+})
+
+t.test('an adapter missing a method fails "required methods exist"', async t => {
+  const failed = await failedCases(runConformance(() => ({ ...memoryStorage(), get: undefined }) as unknown as OrderStorage))
+  t.equal(failed[0], 'required methods exist')
+})
+
+t.test('a storage whose get loses data fails the round-trip case', async t => {
+  const failed = await failedCases(runConformance(brokenStorage(storage => ({
+    get: async (id) => {
+      const order = await storage.get(id)
+      // A JSON column read back by assignment loses "__proto__" keys.
+      return order === undefined ? undefined : { ...order, metadata: Object.assign({}, order.metadata) }
+    }
+  }))))
+  t.ok(failed.includes('get returns the created order unchanged'))
+})
+
+t.test('a factory that throws fails every case, whatever it throws', async t => {
+  const failed = await failedCases(runConformance(() => { throw 'no database' })) // eslint-disable-line no-throw-literal
+  t.equal(failed.length, conformanceCases.length)
+  await t.rejects(runConformance(() => { throw 'no database' }), { // eslint-disable-line no-throw-literal
+    errors: conformanceCases.map(({ name }) => ({ message: `${name}: no database`, cause: 'no database' }))
+  })
+})
+
+t.test('an adapter that reports a claim still in progress conforms', async t => {
+  await t.resolves(runConformance(() => {
+    const storage = memoryStorage()
+    const claiming = new Set<string>()
+    return {
+      ...storage,
+      async create (order, claim) {
+        if (claim === undefined) return storage.create(order)
+        if (claiming.has(claim.key)) return { created: false, inProgress: true }
+        claiming.add(claim.key)
+        try {
+          await nextTurn()
+          return await storage.create(order, claim)
+        } finally {
+          claiming.delete(claim.key)
+        }
+      }
+    }
+  }))
+})
+
+t.test('runConformance skips the cases named in skip', async t => {
+  const skip = [
+    'replace with a stale expected version changes nothing',
+    'parallel replaces from one version: exactly one wins'
+  ]
+  let factoryCalls = 0
+  const broken = brokenStorage(lastWriteWins)
+  await t.resolves(runConformance(() => { factoryCalls++; return broken() }, { skip }))
+  t.equal(factoryCalls, conformanceCases.length - skip.length)
+})
+
+t.test('runConformance rejects a skip name that is not a case', async t => {
+  let factoryCalls = 0
+  await t.rejects(runConformance(() => { factoryCalls++; return memoryStorage() }, { skip: ['required methods exists'] }), TypeError)
+  t.equal(factoryCalls, 0, 'nothing runs')
+})
