@@ -77,8 +77,8 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
   app.post('/order/getOrderList', {
     ...common,
     schema: getOrderList,
-    // No body at all reads the first page.
-    preValidation: async (request) => { request.body ??= {} }
+    // No body at all reads the first page; a JSON null is a body, and not an object.
+    preValidation: async (request) => { if (request.body === undefined) request.body = {} }
   }, async (request) => {
     const scope = authorize === undefined ? undefined : await scopeOf(request, 'getOrderList')
     return operations.listOrders(request.body, scope)

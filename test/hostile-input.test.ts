@@ -317,3 +317,15 @@ t.test('extreme filter dates are a clean answer, never a 5xx', async t => {
   const nothing = await send(app, 'getOrderList', JSON.stringify({ filter: { createdFrom: '9999-12-31T23:59:59-23:59' } }))
   t.same(nothing.body, { items: [], nextCursor: null })
 })
+
+t.test('getOrderList reads a missing body as {} but answers a body that is not an object with 400', async t => {
+  const app = await buildApp(t)
+  await createOrder(app)
+  t.equal((await send(app, 'getOrderList', undefined, {})).status, 200, 'no body, no Content-Type')
+  t.equal((await send(app, 'getOrderList', '')).status, 200, 'an empty JSON body')
+  for (const text of ['null', '[]', '"first page"', '0', 'false']) {
+    const { status, body } = await send(app, 'getOrderList', text)
+    t.equal(status, 400, text)
+    t.equal(body.code, 'FST_ERR_VALIDATION', text)
+  }
+})
