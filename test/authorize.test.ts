@@ -235,3 +235,29 @@ t.test('a preHandler hook that throws stops the request with its error', async t
   t.equal(body.code, 'APP_UNAUTHORIZED')
   t.same((await app.orders.list()).items, [])
 })
+
+t.test('a host error without a code keeps its status and message, whatever status it has', async t => {
+  for (const statusCode of [400, 403, 404, 409, 422, 503]) {
+    // http-errors, and so @fastify/sensible, make errors like this one: a status, no code.
+    const app = await buildApp(t, { authorize: () => { throw Object.assign(new Error('Go away'), { statusCode }) } })
+    for (const operation of operations) {
+      const payload = operation === 'createOrder' ? orderBody() : operation === 'getOrderList' ? {} : { id: 'x', status: 'paid' }
+      const { status, body } = await post(app, operation, payload)
+      t.equal(status, statusCode, `${statusCode} from ${operation}`)
+      t.equal(body.message, 'Go away')
+    }
+  }
+})
+
+t.test('a hook that replies with its own error body keeps its status', async t => {
+  const app = await buildApp(t, {
+    hooks: { preHandler: async (request, reply) => reply.code(403).send({ message: 'Account suspended' }) }
+  })
+  for (const operation of operations) {
+    const payload = operation === 'createOrder' ? orderBody() : operation === 'getOrderList' ? {} : { id: 'x', status: 'paid' }
+    const { status, body } = await post(app, operation, payload)
+    t.equal(status, 403, operation)
+    t.equal(body.message, 'Account suspended')
+  }
+  t.same((await app.orders.list()).items, [])
+})
