@@ -29,5 +29,6 @@ export function validationError (errors: ReadonlyArray<Pick<ErrorObject, 'instan
 
 /** Throws FST_ERR_VALIDATION unless `value` matches; the `app.orders` twin of route validation. */
 export function assertValid<T> (validate: Validate, value: unknown, context = 'body'): asserts value is T {
-  if (!validate(value)) throw validationError(validate.errors ?? [], context)
+  // Ajv sets `errors` whenever validation fails.
+  if (!validate(value)) throw validationError(validate.errors!, context)
 }
