@@ -155,3 +155,16 @@ t.test('concurrent updates through app.orders keep the history consistent too', 
   }
   assertConsistentHistory(t, (await app.orders.list()).items[0]!)
 })
+
+t.test('a stale expectedVersion is 409 ORDER_VERSION_CONFLICT even when the move would be a no-op', async t => {
+  const app = await buildApp(t)
+  const order = await createOrder(app)
+  const paid = await post(app, 'updateOrderStatus', { id: order.id, status: 'paid', expectedVersion: 1 })
+  t.equal(paid.status, 200, 'the current version passes')
+  for (const status of ['paid', 'shipped']) {
+    const { status: code, body } = await post(app, 'updateOrderStatus', { id: order.id, status, expectedVersion: 1 })
+    t.equal(code, 409, status)
+    t.equal(body.code, 'ORDER_VERSION_CONFLICT')
+  }
+  t.same((await app.orders.list()).items, [paid.body], 'nothing changed')
+})

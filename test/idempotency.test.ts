@@ -1,6 +1,5 @@
 // Idempotent creates: a retried createOrder with the same Idempotency-Key never makes a second order.
-import { setTimeout as sleep } from 'node:timers/promises'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { memoryStorage, type Order, type OrderStorage } from '../lib/index.js'
 import { buildApp, orderBody, post } from './helper.js'
 
@@ -120,31 +119,65 @@ t.test('keys are scoped by the caller: two customers using one key get two order
   t.equal((await app.orders.list()).items.length, 2)
 })
 
-t.test('a key is kept for idempotencyTtl and then creates a new order', async t => {
-  const app = await buildApp(t, { idempotencyTtl: 50 })
+/** Moves the clock that `new Date()` and `Date.now()` read forward by `ms` until the test ends. */
+function travel (t: Test, ms: number): void {
+  const RealDate = Date
+  class ShiftedDate extends RealDate {
+    constructor (...args: []) {
+      if (args.length === 0) super(RealDate.now() + ms)
+      else super(...(args as unknown as [number]))
+    }
+
+    static override now (): number {
+      return RealDate.now() + ms
+    }
+  }
+  globalThis.Date = ShiftedDate as DateConstructor
+  t.teardown(() => { globalThis.Date = RealDate })
+}
+
+const HOUR = 60 * 60 * 1000
+
+t.test('a key is kept for the default 24 hours and then creates a new order', async t => {
+  const app = await buildApp(t)
   const first = await post(app, 'createOrder', orderBody(), { 'idempotency-key': 'k' })
-  const retry = await post(app, 'createOrder', orderBody(), { 'idempotency-key': 'k' })
-  t.equal(retry.body.id, first.body.id, 'replayed within the ttl')
 
-  await sleep(80)
-  const later = await post(app, 'createOrder', orderBody({ currency: 'USD' }), { 'idempotency-key': 'k' })
-  t.equal(later.status, 201, 'an expired key is free again, even for another body')
-  t.notOk(later.headers['idempotent-replayed'])
-  t.not(later.body.id, first.body.id)
+  await t.test('a day less a minute later', async t => {
+    travel(t, 24 * HOUR - 60_000)
+    const retry = await post(app, 'createOrder', orderBody(), { 'idempotency-key': 'k' })
+    t.equal(retry.body.id, first.body.id, 'the key still replays')
+    t.equal(retry.headers['idempotent-replayed'], 'true')
+  })
 
-  const replayOfNew = await post(app, 'createOrder', orderBody({ currency: 'USD' }), { 'idempotency-key': 'k' })
-  t.equal(replayOfNew.body.id, later.body.id, 'the key now belongs to the new order')
-  t.equal((await storedOrders(app)).length, 2)
+  await t.test('a day and a second later', async t => {
+    travel(t, 24 * HOUR + 1000)
+    const later = await post(app, 'createOrder', orderBody({ currency: 'USD' }), { 'idempotency-key': 'k' })
+    t.equal(later.status, 201, 'an expired key is free again, even for another body')
+    t.notOk(later.headers['idempotent-replayed'])
+    t.not(later.body.id, first.body.id)
+    const replayOfNew = await post(app, 'createOrder', orderBody({ currency: 'USD' }), { 'idempotency-key': 'k' })
+    t.equal(replayOfNew.body.id, later.body.id, 'the key now belongs to the new order')
+    t.equal((await storedOrders(app)).length, 2)
+  })
+})
+
+t.test('idempotencyTtl sets how long keys are kept', async t => {
+  const app = await buildApp(t, { idempotencyTtl: HOUR })
+  const first = await app.orders.create(orderBody(), { idempotencyKey: 'k' })
+  t.equal((await app.orders.create(orderBody(), { idempotencyKey: 'k' })).id, first.id, 'kept within the hour')
+  travel(t, HOUR + 1000)
+  const later = await app.orders.create(orderBody(), { idempotencyKey: 'k' })
+  t.not(later.id, first.id, 'an hour later the key made a new order')
 })
 
 t.test('memory storage forgets expired keys, however many were made', async t => {
   const storage = memoryStorage()
-  const app = await buildApp(t, { storage, idempotencyTtl: 20 })
+  const app = await buildApp(t, { storage })
   // More keys than the purge's compaction threshold, so the compaction runs too.
   for (let i = 0; i < 1100; i++) {
     await app.orders.create(orderBody(), { idempotencyKey: `k${i}` })
   }
-  await sleep(40)
+  travel(t, 25 * HOUR)
   const again = await app.orders.create(orderBody({ currency: 'USD' }), { idempotencyKey: 'k0' })
   t.equal(again.currency, 'USD', 'an expired key creates a new order')
   const last = await app.orders.create(orderBody({ currency: 'GBP' }), { idempotencyKey: 'k1099' })
