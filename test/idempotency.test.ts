@@ -32,6 +32,17 @@ t.test('a retry whose metadata keys come in another order counts as the same bod
   t.equal((await storedOrders(app)).length, 1)
 })
 
+t.test('a retry that leaves out metadata matches a first create with empty metadata', async t => {
+  const app = await buildApp(t)
+  // JSON drops an undefined property: the request carries no metadata at all.
+  const withoutMetadata = { ...orderBody(), metadata: undefined }
+  const first = await post(app, 'createOrder', { ...withoutMetadata, metadata: {} }, { 'idempotency-key': 'k' })
+  const retry = await post(app, 'createOrder', withoutMetadata, { 'idempotency-key': 'k' })
+  t.equal(retry.status, 201)
+  t.equal(retry.headers['idempotent-replayed'], 'true', 'both store the same order: metadata {}')
+  t.equal(retry.body.id, first.body.id)
+})
+
 t.test('reusing a key with a different body is 422 ORDER_IDEMPOTENCY_KEY_REUSED and stores nothing new', async t => {
   const app = await buildApp(t)
   const first = await post(app, 'createOrder', orderBody(), { 'idempotency-key': 'k' })
