@@ -168,3 +168,21 @@ t.test('a stale expectedVersion is 409 ORDER_VERSION_CONFLICT even when the move
   }
   t.same((await app.orders.list()).items, [paid.body], 'nothing changed')
 })
+
+t.test('a status-filtered walk loses no order when the order at the cursor changes status', async t => {
+  for (const order of ['asc', 'desc'] as const) {
+    const app = await buildApp(t)
+    for (let i = 0; i < 6; i++) await createOrder(app)
+    const expected = (await app.orders.list({ order, limit: 100 })).items.map(listed => listed.id)
+    const seen: string[] = []
+    let cursor: string | undefined
+    do {
+      const page = await app.orders.list({ order, limit: 2, filter: { status: 'pending' }, ...(cursor && { cursor }) })
+      seen.push(...page.items.map(listed => listed.id))
+      // The order the cursor points at leaves the filter before the next page is read.
+      if (page.items.length > 0) await app.orders.updateStatus({ id: page.items.at(-1)!.id, status: 'paid' })
+      cursor = page.nextCursor ?? undefined
+    } while (cursor !== undefined)
+    t.same(seen, expected, `${order}: every pending order once, in order`)
+  }
+})
