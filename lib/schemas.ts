@@ -61,11 +61,13 @@ export function buildOrderSchemas ({ statuses, maxItems, maxPageSize }: SchemaLi
     updatedAt: Timestamp
   }, { ...strict, $id: 'Order', title: 'Order' })
 
+  // Nothing required, like Fastify's own error schema: an error from the host's authorize or hooks
+  // (http-errors has no code) must keep its status, not fail serialization and become a 500.
   const OrderError = Type.Object({
-    statusCode: Type.Integer(),
-    code: Type.String(),
-    error: Type.String(),
-    message: Type.String()
+    statusCode: Type.Optional(Type.Integer()),
+    code: Type.Optional(Type.String({ description: 'ORDER_* or FST_* code; absent in some errors of the host' })),
+    error: Type.Optional(Type.String()),
+    message: Type.Optional(Type.String())
   }, { $id: 'OrderError', title: 'OrderError' })
 
   const CreateOrderBody = Type.Object({

@@ -221,7 +221,8 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
 
   async function updateOrderStatus (input: UpdateOrderStatusInput, scope?: OrderScope): Promise<Order> {
     const { id, status, expectedVersion, reason } = input
-    for (let attempt = 1; ; attempt++) {
+    let lostAt = 0
+    for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
       let current
       try {
         current = await storage.get(id)
@@ -259,10 +260,10 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
         return next
       }
       // Lost a race: re-read and re-check the workflow, unless the caller pinned the version.
-      if (expectedVersion !== undefined || attempt === MAX_UPDATE_ATTEMPTS) {
-        throw new codes.ORDER_VERSION_CONFLICT(id, expectedVersion ?? current.version)
-      }
+      if (expectedVersion !== undefined) throw new codes.ORDER_VERSION_CONFLICT(id, expectedVersion)
+      lostAt = current.version
     }
+    throw new codes.ORDER_VERSION_CONFLICT(id, lostAt)
   }
 
   const service: OrderService = {
