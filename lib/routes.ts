@@ -3,6 +3,7 @@ import type {
   FastifyInstance, FastifyRequest, onRequestHookHandler, preHandlerHookHandler
 } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { errorCodes } from 'fastify'
 import { codes } from './errors.js'
 import type { OrderSchemas } from './schemas.js'
 import type { OrderOperations, OrderScope } from './service.js'
@@ -43,12 +44,17 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
   // header schema is there for OpenAPI; the service checks it, so it answers with its own code.
   app.setValidatorCompiler(({ schema, httpPart }) => httpPart === 'headers' ? accept : operations.validatorOf(schema))
 
-  // An empty JSON body is a missing body (getOrderList treats it as {}), not a parse error.
+  // The routes read JSON only. An empty body is a missing body whatever its Content-Type
+  // (getOrderList reads it as {}); any other body that is not JSON is 415.
   const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.removeContentTypeParser('application/json')
+  app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') done(null, undefined)
     else parseJson(request, body as string, done)
+  })
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    if (body.length === 0) done(null, undefined)
+    else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type'] ?? '(no Content-Type)'))
   })
 
   async function scopeOf (request: FastifyRequest, operation: OrderOperation): Promise<OrderScope | undefined> {
@@ -67,6 +73,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
   const invalid = 'FST_ERR_VALIDATION: the body does not match the schema'
   const forbidden = error('ORDER_FORBIDDEN: `authorize` denied the operation')
   const tooLarge = error('FST_ERR_CTP_BODY_TOO_LARGE: the body is above `bodyLimit`')
+  const notJson = error('FST_ERR_CTP_INVALID_MEDIA_TYPE: a body that is not application/json')
   const unavailable = error('ORDER_STORAGE_UNAVAILABLE: the storage failed; retry later')
   const common = { bodyLimit, onRequest: hooks?.onRequest, preHandler: hooks?.preHandler }
   const tags = ['orders']
@@ -82,13 +89,14 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
       400: error(`${invalid}; ORDER_INVALID_CURSOR: the cursor is malformed or was issued for another filter or order`),
       403: forbidden,
       413: tooLarge,
+      415: notJson,
       503: unavailable
     }
   }
   app.post('/order/getOrderList', {
     ...common,
     schema: getOrderList,
-    // No body at all reads the first page; a JSON null is a body, and not an object.
+    // No body (or an empty one) reads the first page; a JSON null is a body, and not an object.
     preValidation: async (request) => { if (request.body === undefined) request.body = {} }
   }, async (request) => {
     const scope = authorize === undefined ? undefined : await scopeOf(request, 'getOrderList')
@@ -108,6 +116,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
       403: error('ORDER_FORBIDDEN: `authorize` denied the operation, or the order is for another customer than the scope'),
       409: error('ORDER_IDEMPOTENCY_IN_PROGRESS: a request with the same Idempotency-Key is still running'),
       413: tooLarge,
+      415: notJson,
       422: error('ORDER_IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used with another body'),
       503: unavailable
     }
@@ -132,6 +141,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
       404: error('ORDER_NOT_FOUND: no such order in the caller\'s scope'),
       409: error('ORDER_INVALID_TRANSITION: the workflow forbids the move; ORDER_VERSION_CONFLICT: `expectedVersion` is not the stored version'),
       413: tooLarge,
+      415: notJson,
       503: unavailable
     }
   }

@@ -50,6 +50,8 @@ t.test('with no body at all, or an empty JSON body, getOrderList returns the fir
   for (const request of [
     { headers: {} },
     { headers: { 'content-type': 'application/json' }, payload: '' },
+    { headers: { 'content-type': 'text/plain;charset=UTF-8' }, payload: '' },
+    { headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' },
     { headers: { 'content-type': 'application/json' }, payload: '{}' }
   ]) {
     const response = await app.inject({ method: 'POST', url: '/order/getOrderList', ...request })

@@ -34,9 +34,9 @@ const byId: FastifyDynamicSwaggerOptions['refResolver'] = {
 }
 
 const documented = {
-  getOrderList: { success: '200', errors: ['400', '403', '413', '503'] },
-  createOrder: { success: '201', errors: ['400', '403', '409', '413', '422', '503'] },
-  updateOrderStatus: { success: '200', errors: ['400', '403', '404', '409', '413', '503'] }
+  getOrderList: { success: '200', errors: ['400', '403', '413', '415', '503'] },
+  createOrder: { success: '201', errors: ['400', '403', '409', '413', '415', '422', '503'] },
+  updateOrderStatus: { success: '200', errors: ['400', '403', '404', '409', '413', '415', '503'] }
 }
 
 t.test('the three operations appear with summary, description, tags, request body and every response', async t => {
