@@ -21,7 +21,11 @@ t.test('every TypeScript snippet of the README type-checks and runs', async t =>
   t.teardown(() => rmSync(folder, { recursive: true, force: true }))
   const files = snippets.map((code, index) => {
     const file = join(folder, `snippet-${index + 1}.ts`)
-    writeFileSync(file, code.replaceAll("from 'fastify-order'", "from '../../lib/index.js'"))
+    const local = code
+      .replaceAll("from 'fastify-order'", "from '../../lib/index.js'")
+      .replaceAll("from 'fastify-order/conformance'", "from '../../lib/conformance.js'")
+      .replaceAll("from 'fastify-order/postgres'", "from '../../lib/storage/postgres.js'")
+    writeFileSync(file, local)
     return file
   })
   writeFileSync(join(folder, 'tsconfig.json'), JSON.stringify({
