@@ -13,6 +13,8 @@ export interface TestDatabase {
   client: PostgresClient
   /** Another client of the same database, as a second app instance would have: a new pool on a server, the same PGlite. */
   connect: () => PostgresClient
+  /** A client on one connection of its own, for session settings such as SET ROLE: a pg.Client on a server, the same PGlite. */
+  session: () => Promise<PostgresClient>
   /** A table name no other test uses; its tables are dropped at teardown. */
   freshTable: () => string
   /** A fresh, empty, initialised storage on a table of its own: the factory the conformance suite takes. */
@@ -26,11 +28,13 @@ export async function testDatabase (t: Test): Promise<TestDatabase> {
   const tables: string[] = []
   let client: PostgresClient
   let connect: () => PostgresClient
+  let session: () => Promise<PostgresClient>
   if (url === undefined || url === '') {
     const lite = await PGlite.create()
     closers.push(() => lite.close())
     client = lite
     connect = () => lite
+    session = async () => lite
   } else {
     connect = () => {
       const pool = new pg.Pool({ connectionString: url, max: 4 })
@@ -38,6 +42,12 @@ export async function testDatabase (t: Test): Promise<TestDatabase> {
       return pool
     }
     client = connect()
+    session = async () => {
+      const single = new pg.Client({ connectionString: url })
+      await single.connect()
+      closers.push(() => single.end())
+      return single
+    }
   }
   // A prefix per file run, so test files running at once on one server never meet.
   const prefix = `fo_${randomBytes(4).toString('hex')}`
@@ -57,6 +67,7 @@ export async function testDatabase (t: Test): Promise<TestDatabase> {
     server: url !== undefined && url !== '',
     client,
     connect,
+    session,
     freshTable,
     async storage (options = {}) {
       const storage = postgresStorage({ client, table: freshTable(), ...options })

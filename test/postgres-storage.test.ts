@@ -49,6 +49,30 @@ t.test('init creates the tables and indexes, and instances starting at once on o
   t.same(await second.get(order.id), order, 'both instances see one store')
 })
 
+t.test('once its tables exist, the storage runs as a role that may only read and write their rows', async t => {
+  const table = db.freshTable()
+  await postgresStorage({ client: db.client, table }).init!()
+  const role = `${table}_app`
+  await db.client.query(`CREATE ROLE "${role}"`, [])
+  await db.client.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON "${table}", "${table}_idempotency_keys" TO "${role}"`, [])
+  const session = await db.session()
+  await session.query(`SET ROLE "${role}"`, [])
+  t.teardown(async () => {
+    await session.query('RESET ROLE', [])
+    await db.client.query(`DROP OWNED BY "${role}"`, [])
+    await db.client.query(`DROP ROLE "${role}"`, [])
+  })
+
+  const storage = postgresStorage({ client: session, table })
+  await storage.init!()
+  const order = makeOrder()
+  t.same(await storage.create(order, claimOf('k', 'fp')), { created: true, order })
+  t.equal(await storage.replace({ ...order, status: 'paid', version: 2 }, 1), true)
+  t.same(await storage.list({ statuses: ['paid'], order: 'asc', limit: 5 }), [{ ...order, status: 'paid', version: 2 }])
+  await t.rejects(postgresStorage({ client: session, table: db.freshTable() }).init!(), { code: '42501' },
+    'the role could not have created them')
+})
+
 t.test('orders come back exactly as stored, whatever characters their strings hold', async t => {
   const storage = await db.storage()
   const customerId = 'cus "quoted" \\ \u0000 \ud800 é 🛒'

@@ -57,36 +57,47 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
   }
   const orders = quote(table)
   const keys = quote(`${table}_idempotency_keys`)
-  const index = (suffix: string) => quote(`${table}_${suffix}`)
+  const indexes = {
+    created: quote(`${table}_created_idx`),
+    customer: quote(`${table}_customer_created_idx`),
+    status: quote(`${table}_status_created_idx`),
+    customerStatus: quote(`${table}_customer_status_created_idx`),
+    keysExpiry: quote(`${table}_idempotency_keys_expires_idx`)
+  }
+  const relations = [orders, keys, ...Object.values(indexes)]
   // One advisory lock per table name serializes concurrent init() of instances starting together.
   const initLock = createHash('sha256').update(`fastify-order:${table}`).digest().readBigInt64BE(0)
 
   const query = async <Row>(text: string, params: unknown[]): Promise<Row[]> => (await client.query(text, params)).rows
 
   // A DO block is one statement: it runs in one transaction on one connection whatever the client,
-  // so the advisory lock is held until all of it is committed. Text columns use the "C" collation so
-  // ids and timestamps order as JavaScript compares strings; created_at is the ISO string itself.
+  // so the advisory lock is held until all of it is committed. When everything exists it runs no DDL:
+  // no lock that would queue writers behind it, and no CREATE privilege needed, so the app may run as
+  // a role that only reads and writes rows. Text columns use the "C" collation so ids and timestamps
+  // order as JavaScript compares strings; created_at is the ISO string itself.
   const createSchema = `DO $fastify_order$ BEGIN
-    PERFORM pg_advisory_xact_lock(${initLock});
-    CREATE TABLE IF NOT EXISTS ${orders} (
-      id text COLLATE "C" PRIMARY KEY,
-      customer_id text COLLATE "C" NOT NULL,
-      status text COLLATE "C" NOT NULL,
-      created_at text COLLATE "C" NOT NULL,
-      version bigint NOT NULL,
-      document json NOT NULL
-    );
-    CREATE INDEX IF NOT EXISTS ${index('created_idx')} ON ${orders} (created_at, id);
-    CREATE INDEX IF NOT EXISTS ${index('customer_created_idx')} ON ${orders} (customer_id, created_at, id);
-    CREATE INDEX IF NOT EXISTS ${index('status_created_idx')} ON ${orders} (status, created_at, id);
-    CREATE INDEX IF NOT EXISTS ${index('customer_status_created_idx')} ON ${orders} (customer_id, status, created_at, id);
-    CREATE TABLE IF NOT EXISTS ${keys} (
-      key text COLLATE "C" PRIMARY KEY,
-      fingerprint json NOT NULL,
-      order_id text COLLATE "C" NOT NULL,
-      expires_at text COLLATE "C" NOT NULL
-    );
-    CREATE INDEX IF NOT EXISTS ${index('idempotency_keys_expires_idx')} ON ${keys} (expires_at);
+    IF ${relations.map(relation => `to_regclass('${relation}') IS NULL`).join(' OR ')} THEN
+      PERFORM pg_advisory_xact_lock(${initLock});
+      CREATE TABLE IF NOT EXISTS ${orders} (
+        id text COLLATE "C" PRIMARY KEY,
+        customer_id text COLLATE "C" NOT NULL,
+        status text COLLATE "C" NOT NULL,
+        created_at text COLLATE "C" NOT NULL,
+        version bigint NOT NULL,
+        document json NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS ${indexes.created} ON ${orders} (created_at, id);
+      CREATE INDEX IF NOT EXISTS ${indexes.customer} ON ${orders} (customer_id, created_at, id);
+      CREATE INDEX IF NOT EXISTS ${indexes.status} ON ${orders} (status, created_at, id);
+      CREATE INDEX IF NOT EXISTS ${indexes.customerStatus} ON ${orders} (customer_id, status, created_at, id);
+      CREATE TABLE IF NOT EXISTS ${keys} (
+        key text COLLATE "C" PRIMARY KEY,
+        fingerprint json NOT NULL,
+        order_id text COLLATE "C" NOT NULL,
+        expires_at text COLLATE "C" NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS ${indexes.keysExpiry} ON ${keys} (expires_at);
+    END IF;
   END $fastify_order$`
 
   const orderColumns = '(id, customer_id, status, created_at, version, document)'
