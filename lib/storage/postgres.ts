@@ -155,12 +155,11 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
 
   async function list (listQuery: StorageListQuery): Promise<Order[]> {
     const { customerId, statuses, ids, createdFrom, createdTo, after, limit } = listQuery
+    const asc = listQuery.order === 'asc'
     const params: unknown[] = []
     const param = (value: unknown, type: string) => `$${params.push(value)}::${type}`
-    const direction = listQuery.order === 'asc' ? 'ASC' : 'DESC'
     const conditions: string[] = []
-    // The columns an equality fixes, and their values: they lead the sort key and the cursor comparison,
-    // so exactly one index matches both and the planner never walks (created_at, id) filtering rows out.
+    // The columns an equality fixes lead the index that serves the page: (customer_id?, status?, created_at, id).
     const fixedColumns: string[] = []
     const fixedValues: string[] = []
     if (customerId !== undefined) {
@@ -180,14 +179,32 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
         conditions.push(`status = ANY(${statusList})`)
       }
     }
-    fixedColumns.forEach((column, index) => conditions.push(`${column} = ${fixedValues[index]}`))
     if (ids !== undefined) conditions.push(`id = ANY(${param(ids.map(columnText), 'text[]')})`)
-    if (createdFrom !== undefined) conditions.push(`created_at >= ${param(createdFrom, 'text')}`)
-    if (createdTo !== undefined) conditions.push(`created_at < ${param(createdTo, 'text')}`)
-    if (after !== undefined) {
-      const position = [...fixedValues, param(after.createdAt, 'text'), param(columnText(after.id), 'text')]
-      conditions.push(`(${[...fixedColumns, 'created_at', 'id'].join(', ')}) ${direction === 'ASC' ? '>' : '<'} (${position.join(', ')})`)
+
+    fixedColumns.forEach((column, index) => conditions.push(`${column} = ${fixedValues[index]}`))
+
+    // The page is a range of that index between two row bounds: the tighter of the cursor and the created
+    // range at each end ('' sorts before every id, so (instant, '') bounds the orders created at that
+    // instant). Bounds on (created_at, id) position the scan right after the equalities and stop it.
+    // The bound the scan starts from is also given on the whole index key, which only the index serving
+    // the page matches, so the planner never prefers walking (created_at, id) and filtering. (The end
+    // bound is not: on PostgreSQL 15 that made the scan run past it to the end of the equal columns.)
+    const lower = after !== undefined && asc && (createdFrom === undefined || after.createdAt >= createdFrom)
+      ? { operator: '>', createdAt: after.createdAt, id: after.id }
+      : createdFrom === undefined ? undefined : { operator: '>=', createdAt: createdFrom, id: '' }
+    const upper = after !== undefined && !asc && (createdTo === undefined || after.createdAt < createdTo)
+      ? { operator: '<', createdAt: after.createdAt, id: after.id }
+      : createdTo === undefined ? undefined : { operator: '<', createdAt: createdTo, id: '' }
+    const start = asc ? lower : upper
+    for (const bound of [lower, upper]) {
+      if (bound === undefined) continue
+      const position = [param(bound.createdAt, 'text'), param(columnText(bound.id), 'text')]
+      conditions.push(`(created_at, id) ${bound.operator} (${position.join(', ')})`)
+      if (bound === start && fixedColumns.length > 0) {
+        conditions.push(`(${[...fixedColumns, 'created_at', 'id'].join(', ')}) ${bound.operator} (${[...fixedValues, ...position].join(', ')})`)
+      }
     }
+    const direction = asc ? 'ASC' : 'DESC'
     const limitParam = param(limit, 'int')
     const orderBy = (columns: string[]) => `ORDER BY ${columns.map(column => `${column} ${direction}`).join(', ')} LIMIT ${limitParam}`
 
