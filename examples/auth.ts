@@ -5,7 +5,7 @@ import rateLimit from '@fastify/rate-limit'
 import closeWithGrace from 'close-with-grace'
 import { pathToFileURL } from 'node:url'
 import orderPlugin, { type Authorize } from '../lib/index.js'
-import { createExampleStorage } from './storage.js'
+import { createExampleStorage, type ExampleStorage } from './storage.js'
 
 // What our tokens carry: the customer in `sub` (or a `customerId` claim), or `admin: true` for staff.
 declare module '@fastify/jwt' {
@@ -24,13 +24,13 @@ const authorize: Authorize = (request, operation) => {
   return { customerId: customer }
 }
 
-export async function buildServer (options: FastifyServerOptions = { logger: true }, secret = process.env.JWT_SECRET) {
+export async function buildServer (options: FastifyServerOptions = { logger: true }, secret = process.env.JWT_SECRET, exampleStorage?: ExampleStorage) {
   const app = Fastify(options)
   await app.register(jwt, { secret: secret ?? 'development secret: set JWT_SECRET' })
   // global: false adds no limit to other routes; app.rateLimit() makes the hook the order routes use.
   await app.register(rateLimit, { global: false })
 
-  const { storage, close } = await createExampleStorage()
+  const { storage, close } = exampleStorage ?? await createExampleStorage()
   app.addHook('onClose', close)
   await app.register(orderPlugin, {
     storage,

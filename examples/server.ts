@@ -5,9 +5,10 @@ import swaggerUi from '@fastify/swagger-ui'
 import closeWithGrace from 'close-with-grace'
 import { pathToFileURL } from 'node:url'
 import orderPlugin from '../lib/index.js'
-import { createExampleStorage } from './storage.js'
+import { createExampleStorage, type ExampleStorage } from './storage.js'
 
-export async function buildServer (options: FastifyServerOptions = { logger: true }) {
+/** `storage` defaults to the example's database (DATABASE_URL, or PGlite in ./data); tests pass their own. */
+export async function buildServer (options: FastifyServerOptions = { logger: true }, exampleStorage?: ExampleStorage) {
   const app = Fastify(options)
 
   // @fastify/swagger must see the routes, so it is registered before the plugin. Naming components
@@ -18,7 +19,7 @@ export async function buildServer (options: FastifyServerOptions = { logger: tru
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
 
-  const { storage, close } = await createExampleStorage()
+  const { storage, close } = exampleStorage ?? await createExampleStorage()
   app.addHook('onClose', close)
   await app.register(orderPlugin, { storage })
   return app

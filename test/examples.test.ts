@@ -2,10 +2,10 @@
 import t from 'tap'
 import { buildServer } from '../examples/server.js'
 import { buildServer as buildAuthServer } from '../examples/auth.js'
-import { orderBody } from './helper.js'
+import { exampleMemoryStorage, orderBody } from './helper.js'
 
 t.test('the example server serves Swagger UI at /docs and the OpenAPI document beside it', async t => {
-  const app = await buildServer({ logger: false })
+  const app = await buildServer({ logger: false }, exampleMemoryStorage())
   t.teardown(() => app.close())
   const page = await app.inject('/docs/')
   t.equal(page.statusCode, 200)
@@ -16,7 +16,7 @@ t.test('the example server serves Swagger UI at /docs and the OpenAPI document b
 })
 
 t.test('the example server creates, moves and lists orders', async t => {
-  const app = await buildServer({ logger: false })
+  const app = await buildServer({ logger: false }, exampleMemoryStorage())
   t.teardown(() => app.close())
   const created = await app.inject({ method: 'POST', url: '/order/createOrder', payload: orderBody() })
   t.equal(created.statusCode, 201)
@@ -28,7 +28,7 @@ t.test('the example server creates, moves and lists orders', async t => {
 })
 
 t.test('the auth example answers 401 without a token', async t => {
-  const app = await buildAuthServer({ logger: false }, 'test secret')
+  const app = await buildAuthServer({ logger: false }, 'test secret', exampleMemoryStorage())
   t.teardown(() => app.close())
   const response = await app.inject({ method: 'POST', url: '/order/getOrderList', payload: {} })
   t.equal(response.statusCode, 401)
@@ -36,7 +36,7 @@ t.test('the auth example answers 401 without a token', async t => {
 })
 
 t.test('the auth example scopes a customer to their own orders and lets staff see all', async t => {
-  const app = await buildAuthServer({ logger: false }, 'test secret')
+  const app = await buildAuthServer({ logger: false }, 'test secret', exampleMemoryStorage())
   t.teardown(() => app.close())
   const as = (claims: object) => ({ authorization: `Bearer ${app.jwt.sign(claims)}` })
   const customer = as({ sub: 'cus_42' })
@@ -72,7 +72,7 @@ t.test('the auth example scopes a customer to their own orders and lets staff se
 })
 
 t.test('the auth example rate limits the order routes', async t => {
-  const app = await buildAuthServer({ logger: false }, 'test secret')
+  const app = await buildAuthServer({ logger: false }, 'test secret', exampleMemoryStorage())
   t.teardown(() => app.close())
   const headers = { authorization: `Bearer ${app.jwt.sign({ sub: 'cus_42' })}` }
   const statuses = []

@@ -1,7 +1,7 @@
 // Builds apps for the tests: a Fastify instance with the plugin, and the bodies a client sends.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Test } from 'tap'
-import orderPlugin, { type CreateOrderInput, type Order, type OrderPluginOptions } from '../lib/index.js'
+import orderPlugin, { memoryStorage, type CreateOrderInput, type Order, type OrderPluginOptions } from '../lib/index.js'
 
 export async function buildApp (t: Test, options: OrderPluginOptions = {}, server: FastifyServerOptions = {}): Promise<FastifyInstance> {
   const app = Fastify(server)
@@ -30,4 +30,9 @@ export async function createOrder (app: FastifyInstance, overrides: Partial<Crea
   const { status, body } = await post(app, 'createOrder', orderBody(overrides))
   if (status !== 201) throw new Error(`createOrder answered ${status}: ${JSON.stringify(body)}`)
   return body
+}
+
+/** The example servers' storage for tests: in memory, so every test starts empty and leaves nothing. */
+export function exampleMemoryStorage () {
+  return { storage: memoryStorage(), close: async () => {} }
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
+import { exampleMemoryStorage } from './helper.js'
 import { buildServer } from '../examples/server.js'
 import { codes, defaultWorkflow } from '../lib/index.js'
 
@@ -68,7 +69,7 @@ function align (shown: unknown, real: unknown, seen: Map<string, string>): unkno
 }
 
 t.test('every curl call of the README answers what the README shows', async t => {
-  const app = await buildServer({ logger: false })
+  const app = await buildServer({ logger: false }, exampleMemoryStorage())
   t.teardown(() => app.close())
   const seen = new Map<string, string>()
   const replace = (text: string) => [...seen].reduce((result, [shown, real]) => result.replaceAll(shown, real), text)

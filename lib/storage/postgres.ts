@@ -1,0 +1,234 @@
+// postgresStorage(): orders in PostgreSQL through pg.Pool, pg.Client or PGlite; atomic by single statements.
+import { createHash } from 'node:crypto'
+import { codes } from '../errors.js'
+import type { Order } from '../schemas.js'
+import type { CreateResult, IdempotencyClaim, OrderStorage, StorageListQuery } from './types.js'
+
+/** What the adapter needs of a client: `pg.Pool`, `pg.Client` and PGlite all have it. */
+export interface PostgresClient {
+  query: (text: string, params: unknown[]) => Promise<{ rows: any[] }>
+}
+
+export interface PostgresStorageOptions {
+  /** Runs every statement. A `pg.Pool` lets several statements run at once; each one is atomic alone. */
+  client: PostgresClient
+  /**
+   * Name of the orders table; the idempotency keys live in `<table>_idempotency_keys` and indexes are
+   * named after it, so two plugins can share one database under two names. Letters, digits and `_`,
+   * at most 32 characters. Resolved through the connection's `search_path`. Default: `fastify_orders`.
+   */
+  table?: string
+}
+
+const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/
+// Each claimed create deletes at most this many expired keys: the key table cannot outgrow the live keys
+// for long, and no statement does unbounded work.
+const PURGE_BATCH = 10
+
+function quote (identifier: string): string {
+  return `"${identifier}"`
+}
+
+/**
+ * A string as a text column holds it. PostgreSQL text cannot hold NUL or lone surrogates, which a client
+ * may send (in a customer id, say); JSON string escaping removes both and is injective, so equality is
+ * kept, and it leaves ordinary ids unchanged.
+ */
+function columnText (value: string): string {
+  return JSON.stringify(value).slice(1, -1)
+}
+
+/** One row of an idempotency lookup: both null unless the key is live and its order stored. */
+interface ClaimRow {
+  fingerprint: string | null
+  document: string | null
+}
+
+/**
+ * PostgreSQL storage. `init()` creates the tables and indexes when absent (the plugin calls it at register).
+ * Every operation is one statement, so several app instances can share a database: creates with an
+ * idempotency key claim it and store the order atomically, replaces are compare-and-set on `version`,
+ * and every list page is read from an index.
+ */
+export function postgresStorage (options: PostgresStorageOptions): OrderStorage {
+  const { client, table = 'fastify_orders' } = options
+  if (!TABLE_NAME.test(table)) {
+    throw new codes.ORDER_INVALID_OPTIONS(`postgresStorage table must be 1 to 32 letters, digits or "_", not starting with a digit; got ${JSON.stringify(table)}`)
+  }
+  const orders = quote(table)
+  const keys = quote(`${table}_idempotency_keys`)
+  const indexes = {
+    created: quote(`${table}_created_idx`),
+    customer: quote(`${table}_customer_created_idx`),
+    status: quote(`${table}_status_created_idx`),
+    customerStatus: quote(`${table}_customer_status_created_idx`),
+    keysExpiry: quote(`${table}_idempotency_keys_expires_idx`)
+  }
+  const relations = [orders, keys, ...Object.values(indexes)]
+  // One advisory lock per table name serializes concurrent init() of instances starting together.
+  const initLock = createHash('sha256').update(`fastify-order:${table}`).digest().readBigInt64BE(0)
+
+  const query = async <Row>(text: string, params: unknown[]): Promise<Row[]> => (await client.query(text, params)).rows
+
+  // A DO block is one statement: it runs in one transaction on one connection whatever the client,
+  // so the advisory lock is held until all of it is committed. When everything exists it runs no DDL:
+  // no lock that would queue writers behind it, and no CREATE privilege needed, so the app may run as
+  // a role that only reads and writes rows. Text columns use the "C" collation so ids and timestamps
+  // order as JavaScript compares strings; created_at is the ISO string itself.
+  const createSchema = `DO $fastify_order$ BEGIN
+    IF ${relations.map(relation => `to_regclass('${relation}') IS NULL`).join(' OR ')} THEN
+      PERFORM pg_advisory_xact_lock(${initLock});
+      CREATE TABLE IF NOT EXISTS ${orders} (
+        id text COLLATE "C" PRIMARY KEY,
+        customer_id text COLLATE "C" NOT NULL,
+        status text COLLATE "C" NOT NULL,
+        created_at text COLLATE "C" NOT NULL,
+        version bigint NOT NULL,
+        document json NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS ${indexes.created} ON ${orders} (created_at, id);
+      CREATE INDEX IF NOT EXISTS ${indexes.customer} ON ${orders} (customer_id, created_at, id);
+      CREATE INDEX IF NOT EXISTS ${indexes.status} ON ${orders} (status, created_at, id);
+      CREATE INDEX IF NOT EXISTS ${indexes.customerStatus} ON ${orders} (customer_id, status, created_at, id);
+      CREATE TABLE IF NOT EXISTS ${keys} (
+        key text COLLATE "C" PRIMARY KEY,
+        fingerprint json NOT NULL,
+        order_id text COLLATE "C" NOT NULL,
+        expires_at text COLLATE "C" NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS ${indexes.keysExpiry} ON ${keys} (expires_at);
+    END IF;
+  END $fastify_order$`
+
+  const orderColumns = '(id, customer_id, status, created_at, version, document)'
+  const orderValues = '$1::text, $2::text, $3::text, $4::text, $5::bigint, $6::text::json'
+  const orderParams = (order: Order) => [
+    columnText(order.id), columnText(order.customerId), columnText(order.status), order.createdAt, order.version,
+    JSON.stringify(order)
+  ]
+
+  // The claim of a key that is live at an instant, and its order, as exactly one row.
+  const liveClaim = (key: string, instant: string) => `k.fingerprint::text AS fingerprint, o.document::text AS document
+    FROM (SELECT 1) AS one
+    LEFT JOIN ${keys} AS k ON k.key = ${key}::text AND k.expires_at > ${instant}::text
+    LEFT JOIN ${orders} AS o ON o.id = k.order_id`
+
+  // One statement claims the key (new, or expired and taken over), inserts the order only if the claim
+  // was made, purges a few expired keys, and otherwise reads the live claim. A claim committed by another
+  // instance while this statement waited is not in its snapshot: that shows as a null document.
+  const claimAndInsert = `WITH purged AS (
+      DELETE FROM ${keys} WHERE key IN (
+        SELECT key FROM ${keys} WHERE expires_at <= $4::text AND key <> $7::text
+        ORDER BY expires_at LIMIT ${PURGE_BATCH} FOR UPDATE SKIP LOCKED)
+    ), claim AS (
+      INSERT INTO ${keys} (key, fingerprint, order_id, expires_at) VALUES ($7::text, $8::text::json, $1::text, $9::text)
+      ON CONFLICT (key) DO UPDATE
+        SET fingerprint = EXCLUDED.fingerprint, order_id = EXCLUDED.order_id, expires_at = EXCLUDED.expires_at
+        WHERE ${keys}.expires_at <= $4::text
+      RETURNING order_id
+    ), inserted AS (
+      INSERT INTO ${orders} ${orderColumns} SELECT ${orderValues} FROM claim RETURNING id
+    )
+    SELECT EXISTS (SELECT 1 FROM inserted) AS created, ${liveClaim('$7', '$4')}`
+  const readClaim = `SELECT ${liveClaim('$1', '$2')}`
+
+  async function create (order: Order, claim?: IdempotencyClaim): Promise<CreateResult> {
+    if (claim === undefined) {
+      await query(`INSERT INTO ${orders} ${orderColumns} VALUES (${orderValues})`, orderParams(order))
+      return { created: true, order }
+    }
+    const key = columnText(claim.key)
+    const [outcome] = await query<ClaimRow & { created: boolean }>(claimAndInsert, [
+      ...orderParams(order), key, JSON.stringify(claim.fingerprint), claim.expiresAt
+    ])
+    if (outcome!.created) return { created: true, order }
+    // A fresh statement sees what a concurrent claim committed while the first one waited on it.
+    const [live] = outcome!.document === null ? await query<ClaimRow>(readClaim, [key, order.createdAt]) : [outcome!]
+    if (live!.document === null) return { created: false, inProgress: true }
+    return { created: false, order: JSON.parse(live!.document), fingerprint: JSON.parse(live!.fingerprint!) }
+  }
+
+  async function get (id: string): Promise<Order | undefined> {
+    const [row] = await query<{ document: string }>(`SELECT document::text AS document FROM ${orders} WHERE id = $1::text`, [columnText(id)])
+    return row === undefined ? undefined : JSON.parse(row.document)
+  }
+
+  async function list (listQuery: StorageListQuery): Promise<Order[]> {
+    const { customerId, statuses, ids, createdFrom, createdTo, after, limit } = listQuery
+    const asc = listQuery.order === 'asc'
+    const params: unknown[] = []
+    const param = (value: unknown, type: string) => `$${params.push(value)}::${type}`
+    const conditions: string[] = []
+    // The columns an equality fixes lead the index that serves the page: (customer_id?, status?, created_at, id).
+    const fixedColumns: string[] = []
+    const fixedValues: string[] = []
+    if (customerId !== undefined) {
+      fixedColumns.push('customer_id')
+      fixedValues.push(param(columnText(customerId), 'text'))
+    }
+    // Statuses without ids: one index walk per status, merged, so a page costs the same however many
+    // orders the other statuses hold. With ids, at most 100 orders are read by primary key anyway.
+    let wanted: string | undefined
+    if (statuses !== undefined) {
+      const statusList = param(statuses.map(columnText), 'text[]')
+      if (ids === undefined) {
+        wanted = statusList
+        fixedColumns.push('status')
+        fixedValues.push('wanted.status')
+      } else {
+        conditions.push(`status = ANY(${statusList})`)
+      }
+    }
+    if (ids !== undefined) conditions.push(`id = ANY(${param(ids.map(columnText), 'text[]')})`)
+
+    fixedColumns.forEach((column, index) => conditions.push(`${column} = ${fixedValues[index]}`))
+
+    // The page is a range of that index between two row bounds: the tighter of the cursor and the created
+    // range at each end ('' sorts before every id, so (instant, '') bounds the orders created at that
+    // instant). Bounds on (created_at, id) position the scan right after the equalities and stop it.
+    // The bound the scan starts from is also given on the whole index key, which only the index serving
+    // the page matches, so the planner never prefers walking (created_at, id) and filtering. (The end
+    // bound is not: on PostgreSQL 15 that made the scan run past it to the end of the equal columns.)
+    const lower = after !== undefined && asc && (createdFrom === undefined || after.createdAt >= createdFrom)
+      ? { operator: '>', createdAt: after.createdAt, id: after.id }
+      : createdFrom === undefined ? undefined : { operator: '>=', createdAt: createdFrom, id: '' }
+    const upper = after !== undefined && !asc && (createdTo === undefined || after.createdAt < createdTo)
+      ? { operator: '<', createdAt: after.createdAt, id: after.id }
+      : createdTo === undefined ? undefined : { operator: '<', createdAt: createdTo, id: '' }
+    const start = asc ? lower : upper
+    for (const bound of [lower, upper]) {
+      if (bound === undefined) continue
+      const position = [param(bound.createdAt, 'text'), param(columnText(bound.id), 'text')]
+      conditions.push(`(created_at, id) ${bound.operator} (${position.join(', ')})`)
+      if (bound === start && fixedColumns.length > 0) {
+        conditions.push(`(${[...fixedColumns, 'created_at', 'id'].join(', ')}) ${bound.operator} (${[...fixedValues, ...position].join(', ')})`)
+      }
+    }
+    const direction = asc ? 'ASC' : 'DESC'
+    const limitParam = param(limit, 'int')
+    const orderBy = (columns: string[]) => `ORDER BY ${columns.map(column => `${column} ${direction}`).join(', ')} LIMIT ${limitParam}`
+
+    const where = conditions.length === 0 ? '' : `WHERE ${conditions.join(' AND ')}`
+    const select = `SELECT created_at, id, document::text AS document FROM ${orders} ${where} ${orderBy([...fixedColumns, 'created_at', 'id'])}`
+    const text = wanted === undefined
+      ? select
+      : `SELECT page.document FROM unnest(${wanted}) AS wanted (status) CROSS JOIN LATERAL (${select}) AS page
+        ${orderBy(['page.created_at', 'page.id'])}`
+    const rows = await query<{ document: string }>(text, params)
+    return rows.map(row => JSON.parse(row.document))
+  }
+
+  async function replace (order: Order, expectedVersion: number): Promise<boolean> {
+    const rows = await query(`UPDATE ${orders} SET ${orderColumns} = (${orderValues})
+      WHERE id = $1::text AND version = $7::bigint RETURNING 1`, [...orderParams(order), expectedVersion])
+    return rows.length === 1
+  }
+
+  return {
+    init: async () => { await query(createSchema, []) },
+    create,
+    get,
+    list,
+    replace
+  }
+}

@@ -1,0 +1,78 @@
+// Databases for the PostgreSQL tests: the server of DATABASE_URL when set, otherwise an in-memory PGlite.
+import { randomBytes } from 'node:crypto'
+import { PGlite } from '@electric-sql/pglite'
+import pg from 'pg'
+import type { Test } from 'tap'
+import { postgresStorage, type PostgresClient, type PostgresStorageOptions } from '../lib/storage/postgres.js'
+import type { OrderStorage } from '../lib/storage/types.js'
+
+export interface TestDatabase {
+  /** True on a PostgreSQL server (DATABASE_URL), false on PGlite. */
+  server: boolean
+  /** A client of the database. */
+  client: PostgresClient
+  /** Another client of the same database, as a second app instance would have: a new pool on a server, the same PGlite. */
+  connect: () => PostgresClient
+  /** A client on one connection of its own, for session settings such as SET ROLE: a pg.Client on a server, the same PGlite. */
+  session: () => Promise<PostgresClient>
+  /** A table name no other test uses; its tables are dropped at teardown. */
+  freshTable: () => string
+  /** A fresh, empty, initialised storage on a table of its own: the factory the conformance suite takes. */
+  storage: (options?: Partial<PostgresStorageOptions>) => Promise<OrderStorage>
+}
+
+/** One database per test file, closed when `t` ends. */
+export async function testDatabase (t: Test): Promise<TestDatabase> {
+  const url = process.env.DATABASE_URL
+  const closers: Array<() => Promise<void>> = []
+  const tables: string[] = []
+  let client: PostgresClient
+  let connect: () => PostgresClient
+  let session: () => Promise<PostgresClient>
+  if (url === undefined || url === '') {
+    const lite = await PGlite.create()
+    closers.push(() => lite.close())
+    client = lite
+    connect = () => lite
+    session = async () => lite
+  } else {
+    connect = () => {
+      const pool = new pg.Pool({ connectionString: url, max: 4 })
+      closers.push(() => pool.end())
+      return pool
+    }
+    client = connect()
+    session = async () => {
+      const single = new pg.Client({ connectionString: url })
+      await single.connect()
+      closers.push(() => single.end())
+      return single
+    }
+  }
+  // A prefix per file run, so test files running at once on one server never meet.
+  const prefix = `fo_${randomBytes(4).toString('hex')}`
+  t.teardown(async () => {
+    for (const table of tables) {
+      await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_idempotency_keys"`, [])
+    }
+    // The first client closes last: it dropped the tables.
+    for (const close of closers.reverse()) await close()
+  })
+  const freshTable = () => {
+    const table = `${prefix}_${tables.length}`
+    tables.push(table)
+    return table
+  }
+  return {
+    server: url !== undefined && url !== '',
+    client,
+    connect,
+    session,
+    freshTable,
+    async storage (options = {}) {
+      const storage = postgresStorage({ client, table: freshTable(), ...options })
+      await storage.init!()
+      return storage
+    }
+  }
+}
