@@ -1,7 +1,7 @@
 // `npm run bench`: req/s of the plugin against the same job hand-written on bare Fastify, then page cost by store size.
 import { fork, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdirSync, readdirSync } from 'node:fs'
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
@@ -17,6 +17,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --storage <name>   also load the plugin on pglite or postgres (repeatable; default: pglite when
                      lib/storage/postgres.ts exists, and postgres too when DATABASE_URL is set)
   --memory-only      only the memory storage and the baseline
+  --route <name>     only this route: getOrderList or createOrder (repeatable; default both)
   --only <part>      http (req/s) or store (page cost and heap per order); default both
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders
   --profile          run the plugin server under --cpu-prof and print its top self-time frames`
@@ -29,6 +30,7 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: '10' },
     storage: { type: 'string', multiple: true },
     'memory-only': { type: 'boolean', default: false },
+    route: { type: 'string', multiple: true },
     only: { type: 'string' },
     quick: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
@@ -124,11 +126,14 @@ async function load (server: Server, route: Route, seconds: number): Promise<num
 }
 
 async function benchHttp (): Promise<void> {
-  if (flags.profile) mkdirSync(profileDir, { recursive: true })
-  const profileArgs = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+  if (flags.profile) {
+    rmSync(profileDir, { recursive: true, force: true })
+    mkdirSync(profileDir, { recursive: true })
+  }
+  const profileArgs = (name: string) => flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : []
   const servers = [
-    await start('plugin (memory)', 'plugin.ts', { BENCH_STORAGE: 'memory' }, profileArgs),
-    await start('bare Fastify', 'baseline.ts')
+    await start('plugin (memory)', 'plugin.ts', { BENCH_STORAGE: 'memory' }, profileArgs('plugin')),
+    await start('bare Fastify', 'baseline.ts', {}, profileArgs('baseline'))
   ]
   for (const storage of extraStorages) servers.push(await start(`plugin (${storage})`, 'plugin.ts', { BENCH_STORAGE: storage }))
   const [plugin, baseline] = servers as [Server, Server]
@@ -136,7 +141,8 @@ async function benchHttp (): Promise<void> {
     for (const server of servers) await seed(server)
     console.log(`HTTP: ${rounds} alternating rounds of ${duration} s per server after a ${warmup} s warmup, ${connections} connections`)
     const rows: string[][] = []
-    for (const route of Object.keys(bodies) as Route[]) {
+    for (const route of (flags.route ?? Object.keys(bodies)) as Route[]) {
+      if (!Object.hasOwn(bodies, route)) throw new Error(`unknown route ${route}; use ${Object.keys(bodies).join(' or ')}`)
       for (const server of servers) await load(server, route, warmup)
       const rates = new Map<Server, number[]>(servers.map(server => [server, []]))
       const ratios: number[] = []
@@ -155,9 +161,13 @@ async function benchHttp (): Promise<void> {
     for (const server of servers) await stop(server)
   }
   if (flags.profile) {
-    const file = readdirSync(profileDir).filter(name => name.endsWith('.cpuprofile')).sort().at(-1)!
-    console.log(`\nTop self-time frames of the plugin server (${join(profileDir, file)}):`)
-    printTable(['self %', 'function', 'where'], topSelfTime(join(profileDir, file), 25))
+    for (const name of ['plugin', 'baseline']) {
+      const dir = join(profileDir, name)
+      // The tsx loader thread writes a profile of its own; the server's main thread has the largest.
+      const file = readdirSync(dir).sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0]!
+      console.log(`\nTop self-time frames of the ${name} server (${join(dir, file)}):`)
+      printTable(['self %', 'function', 'where'], topSelfTime(join(dir, file), 25))
+    }
   }
 }
 
