@@ -110,7 +110,23 @@ async function seed (server: Server): Promise<void> {
   }
 }
 
-async function load (server: Server, route: Route, seconds: number): Promise<number> {
+/** The server process's user + system CPU time so far, in microseconds. */
+async function cpuTime (server: Server): Promise<number> {
+  const reply = once(server.child, 'message') as Promise<[{ cpu: NodeJS.CpuUsage }]>
+  server.child.send('cpu')
+  const [{ cpu }] = await reply
+  return cpu.user + cpu.system
+}
+
+interface Load {
+  /** Requests per second. */
+  rate: number
+  /** Server CPU microseconds per request. */
+  cpu: number
+}
+
+async function load (server: Server, route: Route, seconds: number): Promise<Load> {
+  const cpuBefore = await cpuTime(server)
   const result = await autocannon({
     url: `${server.url}/order/${route}`,
     method: 'POST',
@@ -122,7 +138,7 @@ async function load (server: Server, route: Route, seconds: number): Promise<num
   if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) {
     throw new Error(`${server.name} ${route}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`)
   }
-  return result.requests.average
+  return { rate: result.requests.average, cpu: (await cpuTime(server) - cpuBefore) / result.requests.total }
 }
 
 async function benchHttp (): Promise<void> {
@@ -144,19 +160,26 @@ async function benchHttp (): Promise<void> {
     for (const route of (flags.route ?? Object.keys(bodies)) as Route[]) {
       if (!Object.hasOwn(bodies, route)) throw new Error(`unknown route ${route}; use ${Object.keys(bodies).join(' or ')}`)
       for (const server of servers) await load(server, route, warmup)
-      const rates = new Map<Server, number[]>(servers.map(server => [server, []]))
+      const loads = new Map<Server, Load[]>(servers.map(server => [server, []]))
       const ratios: number[] = []
+      const cpuRatios: number[] = []
       for (let round = 1; round <= rounds; round++) {
-        for (const server of servers) rates.get(server)!.push(await load(server, route, duration))
-        const [a, b] = [rates.get(plugin)!.at(-1)!, rates.get(baseline)!.at(-1)!]
-        ratios.push(a / b)
-        console.log(`  ${route} round ${round}: ${servers.map(server => `${server.name} ${format(rates.get(server)!.at(-1)!)}`).join(', ')}; ratio ${(a / b).toFixed(3)}`)
+        for (const server of servers) loads.get(server)!.push(await load(server, route, duration))
+        const [a, b] = [loads.get(plugin)!.at(-1)!, loads.get(baseline)!.at(-1)!]
+        ratios.push(a.rate / b.rate)
+        cpuRatios.push(b.cpu / a.cpu)
+        console.log(`  ${route} round ${round}: ${servers.map(server => {
+          const { rate, cpu } = loads.get(server)!.at(-1)!
+          return `${server.name} ${format(rate)} req/s (${cpu.toFixed(0)} µs CPU/req)`
+        }).join(', ')}; ratio ${(a.rate / b.rate).toFixed(3)}`)
       }
-      rows.push([route, format(median(rates.get(plugin)!)), format(median(rates.get(baseline)!)), median(ratios).toFixed(2),
-        ...servers.slice(2).map(server => format(median(rates.get(server)!)))])
+      const medianOf = (server: Server, field: keyof Load) => median(loads.get(server)!.map(measured => measured[field]))
+      rows.push([route, format(medianOf(plugin, 'rate')), format(medianOf(baseline, 'rate')), median(ratios).toFixed(2),
+        `${medianOf(plugin, 'cpu').toFixed(0)} / ${medianOf(baseline, 'cpu').toFixed(0)}`, median(cpuRatios).toFixed(2),
+        ...servers.slice(2).map(server => format(medianOf(server, 'rate')))])
     }
     console.log()
-    printTable(['route', 'plugin req/s', 'bare Fastify req/s', 'ratio (median)', ...servers.slice(2).map(server => `${server.name} req/s`)], rows)
+    printTable(['route', 'plugin req/s', 'bare Fastify req/s', 'ratio (median)', 'CPU µs/req plugin / bare', 'CPU ratio (bare / plugin)', ...servers.slice(2).map(server => `${server.name} req/s`)], rows)
   } finally {
     for (const server of servers) await stop(server)
   }

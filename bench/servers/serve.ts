@@ -6,6 +6,8 @@ export async function serve (app: FastifyInstance): Promise<void> {
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('expected a TCP address')
   process.send!({ port: address.port })
+  // CPU time per request is steadier than req/s when other work shares the machine.
+  process.on('message', message => { if (message === 'cpu') process.send!({ cpu: process.cpuUsage() }) })
   // The parent ends the benchmark by closing the IPC channel.
   process.on('disconnect', () => { app.close().finally(() => process.exit(0)) })
 }
