@@ -189,11 +189,10 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
     const ids = filter.ids === undefined ? undefined : [...new Set(filter.ids)].sort()
     const createdFrom = filter.createdFrom === undefined ? undefined : toTimestamp(filter.createdFrom, 'createdFrom')
     const createdTo = filter.createdTo === undefined ? undefined : toTimestamp(filter.createdTo, 'createdTo')
-    let fingerprint: string | undefined
-    const fingerprintOfQuery = () =>
-      (fingerprint ??= queryFingerprint([order, filter.customerId ?? null, statuses ?? null, ids ?? null, createdFrom ?? null, createdTo ?? null]))
-
-    const after = cursor === undefined ? undefined : decodeCursor(cursor, fingerprintOfQuery())
+    const canonicalQuery = [order, filter.customerId ?? null, statuses ?? null, ids ?? null, createdFrom ?? null, createdTo ?? null]
+    // Hashed only when a cursor is read or issued: a last page with no cursor costs no digest.
+    const fingerprint = cursor === undefined ? undefined : queryFingerprint(canonicalQuery)
+    const after = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint!)
     const scopedCustomer = scope?.customerId
     if (scopedCustomer !== undefined && filter.customerId !== undefined && filter.customerId !== scopedCustomer) {
       return { items: [], nextCursor: null }
@@ -216,7 +215,7 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
     }
     if (items.length <= limit) return { items, nextCursor: null }
     items = items.slice(0, limit)
-    return { items, nextCursor: encodeCursor(items[limit - 1]!, fingerprintOfQuery()) }
+    return { items, nextCursor: encodeCursor(items[limit - 1]!, fingerprint ?? queryFingerprint(canonicalQuery)) }
   }
 
   async function updateOrderStatus (input: UpdateOrderStatusInput, scope?: OrderScope): Promise<Order> {
