@@ -31,3 +31,32 @@ t.test('getOrderList without any body returns the first page', async t => {
   t.same(response.json().items.map((item: { id: string }) => item.id), [order.id])
   t.equal(response.json().nextCursor, null)
 })
+
+t.test('a cursor stays valid however many other filters were paged in between', async t => {
+  const app = await buildApp(t)
+  for (let index = 0; index < 2; index++) await createOrder(app, { customerId: 'cus_first' })
+  const first = await app.orders.list({ limit: 1, filter: { customerId: 'cus_first' } })
+  // More distinct filters than the plugin remembers digests of.
+  let issued = 0
+  for (let index = 0; index < 300; index++) {
+    const other = await app.orders.list({ limit: 1, filter: { customerId: 'cus_first', createdFrom: new Date(Date.UTC(2000, 0, 1 + index)).toISOString() } })
+    if (other.nextCursor !== null) issued++
+  }
+  t.equal(issued, 300)
+  const second = await app.orders.list({ limit: 1, cursor: first.nextCursor!, filter: { customerId: 'cus_first' } })
+  t.equal(second.items.length, 1)
+  t.not(second.items[0]!.id, first.items[0]!.id)
+})
+
+t.test('a cursor issued for a long ids filter works with that filter only', async t => {
+  const app = await buildApp(t)
+  const orders = []
+  for (let index = 0; index < 3; index++) orders.push(await createOrder(app))
+  const ids = [...orders.map(order => order.id), ...Array.from({ length: 40 }, (_, index) => `missing-${index}-${'x'.repeat(20)}`)]
+  const first = await app.orders.list({ limit: 2, filter: { ids } })
+  const second = await app.orders.list({ limit: 2, cursor: first.nextCursor!, filter: { ids } })
+  t.same([...first.items, ...second.items].map(order => order.id).sort(), orders.map(order => order.id).sort())
+  const { status, body } = await post(app, 'getOrderList', { limit: 2, cursor: first.nextCursor, filter: { ids: ids.slice(1) } })
+  t.equal(status, 400)
+  t.equal(body.code, 'ORDER_INVALID_CURSOR')
+})
