@@ -1,5 +1,5 @@
 // `npm run bench`: req/s of the plugin against the same job hand-written on bare Fastify, then page cost by store size.
-import { fork, type ChildProcess } from 'node:child_process'
+import { execFileSync, fork, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
@@ -11,7 +11,7 @@ import { hasPostgresAdapter, type StorageName } from './storages.js'
 
 const USAGE = `Usage: npm run bench -- [options]
   --duration <s>     seconds of load per server and round (default 3)
-  --rounds <n>       alternating rounds per route (default 5)
+  --rounds <n>       alternating rounds per route, A B then B A (default 6)
   --warmup <s>       seconds of load per server before the rounds (default 2)
   --connections <n>  concurrent connections (default 10)
   --storage <name>   also load the plugin on pglite or postgres (repeatable; default: pglite when
@@ -20,6 +20,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --route <name>     only this route: getOrderList or createOrder (repeatable; default both)
   --only <part>      http (req/s) or store (page cost and heap per order); default both
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders
+  --source           load the plugin from lib/ through tsx instead of building dist/ first
   --profile          run the plugin server under --cpu-prof and print its top self-time frames`
 
 const { values: flags } = parseArgs({
@@ -33,6 +34,7 @@ const { values: flags } = parseArgs({
     route: { type: 'string', multiple: true },
     only: { type: 'string' },
     quick: { type: 'boolean', default: false },
+    source: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false }
   }
@@ -43,7 +45,7 @@ if (flags.help) {
 }
 const quick = flags.quick
 const duration = Number(flags.duration ?? (quick ? 1 : 3))
-const rounds = Number(flags.rounds ?? (quick ? 2 : 5))
+const rounds = Number(flags.rounds ?? (quick ? 2 : 6))
 const warmup = Number(flags.warmup ?? (quick ? 1 : 2))
 const connections = Number(flags.connections)
 
@@ -54,6 +56,14 @@ function defaultStorages (): StorageName[] {
 const extraStorages = flags['memory-only'] ? [] : (flags.storage as StorageName[] | undefined) ?? defaultStorages()
 
 const benchDir = import.meta.dirname
+
+// Users run the compiled package, not the sources through tsx (whose keepNames wraps every closure).
+if (flags.source) {
+  process.env.BENCH_LIB = '../lib/'
+} else {
+  console.log('Building dist/ (npm run build) so the plugin runs as published...')
+  execFileSync(process.execPath, [join(benchDir, '..', 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(benchDir, '..', 'tsconfig.build.json')], { stdio: 'inherit' })
+}
 const profileDir = join(benchDir, '..', 'profiles')
 
 interface Server {
@@ -164,7 +174,8 @@ async function benchHttp (): Promise<void> {
       const ratios: number[] = []
       const cpuRatios: number[] = []
       for (let round = 1; round <= rounds; round++) {
-        for (const server of servers) loads.get(server)!.push(await load(server, route, duration))
+        // A B, then B A: whatever favours the first (or second) run of a round favours each server equally.
+        for (const server of round % 2 === 1 ? servers : [...servers].reverse()) loads.get(server)!.push(await load(server, route, duration))
         const [a, b] = [loads.get(plugin)!.at(-1)!, loads.get(baseline)!.at(-1)!]
         ratios.push(a.rate / b.rate)
         cpuRatios.push(b.cpu / a.cpu)
@@ -197,6 +208,7 @@ async function benchHttp (): Promise<void> {
 async function benchStore (): Promise<void> {
   const child = fork(join(benchDir, 'store-size.ts'), quick ? ['--quick'] : [], {
     execArgv: ['--import', 'tsx', '--expose-gc'],
+    env: process.env,
     stdio: 'inherit'
   })
   const [code] = await once(child, 'exit')

@@ -3,11 +3,13 @@
 import { randomUUID } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import Fastify from 'fastify'
-import orderPlugin, { memoryStorage, type ListOrdersFilter, type Order, type OrderStorage } from '../lib/index.js'
+import type { ListOrdersFilter, Order, OrderStorage } from '../lib/index.js'
 import { formatCount, median, printTable } from './report.js'
+import { loadPlugin } from './storages.js'
 
 const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false } } })
 const [small, large] = flags.quick ? [2_000, 20_000] : [2_000, 200_000]
+const { orderPlugin, memoryStorage } = await loadPlugin()
 const gc = globalThis.gc
 if (gc === undefined) throw new Error('run with node --expose-gc')
 
