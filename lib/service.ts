@@ -151,8 +151,9 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
       items: input.items.map(({ sku, name, quantity, unitPrice }) =>
         name === undefined ? { sku, quantity, unitPrice } : { sku, name, quantity, unitPrice }),
       total,
-      // fromEntries defines own properties, so a "__proto__" key stays data.
-      metadata: input.metadata === undefined ? {} : Object.fromEntries(Object.entries(input.metadata)),
+      // A copy, so the caller's object is not frozen with the order; spread defines own
+      // properties, so a "__proto__" key stays data.
+      metadata: { ...input.metadata },
       version: 1,
       statusHistory: [{ status: workflow.initial, at: createdAt }],
       createdAt,
@@ -173,7 +174,7 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
       throw storageFailure(err)
     }
     if (result.created) {
-      await emit('created', result.order)
+      if (listeners.created.length > 0) await emit('created', result.order)
       return { order: result.order, replayed: false }
     }
     if ('inProgress' in result) throw new codes.ORDER_IDEMPOTENCY_IN_PROGRESS()
