@@ -21,7 +21,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --only <part>      http (req/s) or store (page cost and heap per order); default both
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders
   --source           load the plugin from lib/ through tsx instead of building dist/ first
-  --profile          run the plugin server under --cpu-prof and print its top self-time frames`
+  --profile          run both servers under --cpu-prof and print their top self-time frames
+                     (profiles/plugin, profiles/baseline)`
 
 const { values: flags } = parseArgs({
   options: {
@@ -54,6 +55,9 @@ function defaultStorages (): StorageName[] {
   return process.env.DATABASE_URL === undefined ? ['pglite'] : ['pglite', 'postgres']
 }
 const extraStorages = flags['memory-only'] ? [] : (flags.storage as StorageName[] | undefined) ?? defaultStorages()
+for (const storage of extraStorages) {
+  if (storage !== 'pglite' && storage !== 'postgres') throw new Error(`unknown storage ${storage}; use pglite or postgres`)
+}
 
 const benchDir = import.meta.dirname
 
