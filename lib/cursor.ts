@@ -11,9 +11,24 @@ export interface CursorPosition {
 const VERSION = 1
 const BASE64URL = /^[\w-]{1,1024}$/
 
+// Clients page through the same few filters again and again: their digests are remembered rather
+// than hashed on every page. Bounded in count and key length, so any mix of filters costs little memory.
+const remembered = new Map<string, string>()
+const MAX_REMEMBERED = 256
+const MAX_REMEMBERED_LENGTH = 512
+
 /** A short digest of a normalized filter and order, so a cursor cannot be reused with another query. */
 export function queryFingerprint (canonicalQuery: unknown): string {
-  return createHash('sha256').update(JSON.stringify(canonicalQuery)).digest('base64url').slice(0, 16)
+  const query = JSON.stringify(canonicalQuery)
+  let fingerprint = remembered.get(query)
+  if (fingerprint === undefined) {
+    fingerprint = createHash('sha256').update(query).digest('base64url').slice(0, 16)
+    if (query.length <= MAX_REMEMBERED_LENGTH) {
+      if (remembered.size === MAX_REMEMBERED) remembered.clear()
+      remembered.set(query, fingerprint)
+    }
+  }
+  return fingerprint
 }
 
 export function encodeCursor ({ createdAt, id }: CursorPosition, fingerprint: string): string {

@@ -151,8 +151,9 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
       items: input.items.map(({ sku, name, quantity, unitPrice }) =>
         name === undefined ? { sku, quantity, unitPrice } : { sku, name, quantity, unitPrice }),
       total,
-      // fromEntries defines own properties, so a "__proto__" key stays data.
-      metadata: input.metadata === undefined ? {} : Object.fromEntries(Object.entries(input.metadata)),
+      // A copy, so the caller's object is not frozen with the order; spread defines own
+      // properties, so a "__proto__" key stays data.
+      metadata: { ...input.metadata },
       version: 1,
       statusHistory: [{ status: workflow.initial, at: createdAt }],
       createdAt,
@@ -173,7 +174,7 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
       throw storageFailure(err)
     }
     if (result.created) {
-      await emit('created', result.order)
+      if (listeners.created.length > 0) await emit('created', result.order)
       return { order: result.order, replayed: false }
     }
     if ('inProgress' in result) throw new codes.ORDER_IDEMPOTENCY_IN_PROGRESS()
@@ -189,11 +190,10 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
     const ids = filter.ids === undefined ? undefined : [...new Set(filter.ids)].sort()
     const createdFrom = filter.createdFrom === undefined ? undefined : toTimestamp(filter.createdFrom, 'createdFrom')
     const createdTo = filter.createdTo === undefined ? undefined : toTimestamp(filter.createdTo, 'createdTo')
-    let fingerprint: string | undefined
-    const fingerprintOfQuery = () =>
-      (fingerprint ??= queryFingerprint([order, filter.customerId ?? null, statuses ?? null, ids ?? null, createdFrom ?? null, createdTo ?? null]))
-
-    const after = cursor === undefined ? undefined : decodeCursor(cursor, fingerprintOfQuery())
+    const canonicalQuery = [order, filter.customerId ?? null, statuses ?? null, ids ?? null, createdFrom ?? null, createdTo ?? null]
+    // Hashed only when a cursor is read or issued: a last page with no cursor costs no digest.
+    const fingerprint = cursor === undefined ? undefined : queryFingerprint(canonicalQuery)
+    const after = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint!)
     const scopedCustomer = scope?.customerId
     if (scopedCustomer !== undefined && filter.customerId !== undefined && filter.customerId !== scopedCustomer) {
       return { items: [], nextCursor: null }
@@ -216,7 +216,7 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
     }
     if (items.length <= limit) return { items, nextCursor: null }
     items = items.slice(0, limit)
-    return { items, nextCursor: encodeCursor(items[limit - 1]!, fingerprintOfQuery()) }
+    return { items, nextCursor: encodeCursor(items[limit - 1]!, fingerprint ?? queryFingerprint(canonicalQuery)) }
   }
 
   async function updateOrderStatus (input: UpdateOrderStatusInput, scope?: OrderScope): Promise<Order> {

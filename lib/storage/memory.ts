@@ -36,10 +36,17 @@ function lowerBound (entries: readonly Entry[], position: Position): number {
   return low
 }
 
+// Orders mostly arrive in createdAt order, but ids are random, so orders of one millisecond land
+// among the last few entries: a short scan back from the end finds their place without a search.
+// 32 covers the orders of one millisecond at tens of thousands of creates per second.
+const SCAN_BACK = 32
+
 function insert (entries: Entry[], entry: Entry): void {
-  const last = entries[entries.length - 1]
-  // Orders mostly arrive in createdAt order: appending is the common case.
-  if (last === undefined || compare(last.order, entry.order) < 0) entries.push(entry)
+  let index = entries.length
+  const stop = Math.max(0, index - SCAN_BACK)
+  while (index > stop && compare(entries[index - 1]!.order, entry.order) > 0) index--
+  if (index === entries.length) entries.push(entry)
+  else if (index > stop || index === 0) entries.splice(index, 0, entry)
   else entries.splice(lowerBound(entries, entry.order), 0, entry)
 }
 

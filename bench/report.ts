@@ -1,0 +1,14 @@
+// What the benchmark prints: medians and Markdown tables, ready for the README.
+export function median (values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+export const formatCount = (value: number) => Math.round(value).toLocaleString('en-US')
+
+export function printTable (header: readonly string[], rows: ReadonlyArray<readonly string[]>): void {
+  console.log(`| ${header.join(' | ')} |`)
+  console.log(`|${header.map(() => '---').join('|')}|`)
+  for (const row of rows) console.log(`| ${row.join(' | ')} |`)
+}

@@ -1,0 +1,226 @@
+// `npm run bench`: req/s of the plugin against the same job hand-written on bare Fastify, then page cost by store size.
+import { execFileSync, fork, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import autocannon from 'autocannon'
+import { topSelfTime } from './profile.js'
+import { formatCount as format, median, printTable } from './report.js'
+import { hasPostgresAdapter, type StorageName } from './storages.js'
+
+const USAGE = `Usage: npm run bench -- [options]
+  --duration <s>     seconds of load per server and round (default 3)
+  --rounds <n>       alternating rounds per route, A B then B A (default 6)
+  --warmup <s>       seconds of load per server before the rounds (default 2)
+  --connections <n>  concurrent connections (default 10)
+  --storage <name>   also load the plugin on pglite or postgres (repeatable; default: pglite when
+                     lib/storage/postgres.ts exists, and postgres too when DATABASE_URL is set)
+  --memory-only      only the memory storage and the baseline
+  --route <name>     only this route: getOrderList or createOrder (repeatable; default both)
+  --only <part>      http (req/s) or store (page cost and heap per order); default both
+  --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders
+  --source           load the plugin from lib/ through tsx instead of building dist/ first
+  --profile          run both servers under --cpu-prof and print their top self-time frames
+                     (profiles/plugin, profiles/baseline)`
+
+const { values: flags } = parseArgs({
+  options: {
+    duration: { type: 'string' },
+    rounds: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string', default: '10' },
+    storage: { type: 'string', multiple: true },
+    'memory-only': { type: 'boolean', default: false },
+    route: { type: 'string', multiple: true },
+    only: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    source: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false }
+  }
+})
+if (flags.help) {
+  console.log(USAGE)
+  process.exit(0)
+}
+const quick = flags.quick
+const duration = Number(flags.duration ?? (quick ? 1 : 3))
+const rounds = Number(flags.rounds ?? (quick ? 2 : 6))
+const warmup = Number(flags.warmup ?? (quick ? 1 : 2))
+const connections = Number(flags.connections)
+
+function defaultStorages (): StorageName[] {
+  if (!hasPostgresAdapter()) return []
+  return process.env.DATABASE_URL === undefined ? ['pglite'] : ['pglite', 'postgres']
+}
+const extraStorages = flags['memory-only'] ? [] : (flags.storage as StorageName[] | undefined) ?? defaultStorages()
+for (const storage of extraStorages) {
+  if (storage !== 'pglite' && storage !== 'postgres') throw new Error(`unknown storage ${storage}; use pglite or postgres`)
+}
+
+const benchDir = import.meta.dirname
+
+// Users run the compiled package, not the sources through tsx (whose keepNames wraps every closure).
+if (flags.source) {
+  process.env.BENCH_LIB = '../lib/'
+} else {
+  console.log('Building dist/ (npm run build) so the plugin runs as published...')
+  execFileSync(process.execPath, [join(benchDir, '..', 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(benchDir, '..', 'tsconfig.build.json')], { stdio: 'inherit' })
+}
+const profileDir = join(benchDir, '..', 'profiles')
+
+interface Server {
+  name: string
+  url: string
+  child: ChildProcess
+}
+
+async function start (name: string, file: string, env: Record<string, string> = {}, execArgv: string[] = []): Promise<Server> {
+  const child = fork(join(benchDir, 'servers', file), [], {
+    execArgv: ['--import', 'tsx', ...execArgv],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
+  })
+  const [message] = await Promise.race([
+    once(child, 'message') as Promise<[{ port: number }]>,
+    once(child, 'exit').then(([code]) => { throw new Error(`${name} server exited with ${code} before listening`) })
+  ])
+  return { name, url: `http://127.0.0.1:${message.port}`, child }
+}
+
+async function stop (server: Server): Promise<void> {
+  const exited = once(server.child, 'exit')
+  server.child.disconnect()
+  await exited
+}
+
+const bodies = {
+  getOrderList: JSON.stringify({ limit: 20, filter: { customerId: 'cus_3' } }),
+  createOrder: JSON.stringify({
+    customerId: 'cus_bench',
+    currency: 'EUR',
+    items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }, { sku: 'B-2', quantity: 1, unitPrice: 990 }],
+    metadata: { channel: 'web', campaign: 'spring' }
+  })
+}
+type Route = keyof typeof bodies
+
+async function post (server: Server, route: Route, body: string): Promise<void> {
+  const response = await fetch(`${server.url}/order/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+  if (!response.ok) throw new Error(`${server.name} ${route} answered ${response.status}: ${await response.text()}`)
+  await response.arrayBuffer()
+}
+
+/** 1000 orders over 10 customers, so the filtered page is a full one with a next cursor. */
+async function seed (server: Server): Promise<void> {
+  for (let batch = 0; batch < 100; batch++) {
+    await Promise.all(Array.from({ length: 10 }, (_, customer) => post(server, 'createOrder', JSON.stringify({
+      customerId: `cus_${customer}`,
+      currency: 'EUR',
+      items: [{ sku: `SKU-${batch}`, quantity: 1 + customer, unitPrice: 100 * batch }],
+      metadata: { batch: String(batch) }
+    }))))
+  }
+}
+
+/** The server process's user + system CPU time so far, in microseconds. */
+async function cpuTime (server: Server): Promise<number> {
+  const reply = once(server.child, 'message') as Promise<[{ cpu: NodeJS.CpuUsage }]>
+  server.child.send('cpu')
+  const [{ cpu }] = await reply
+  return cpu.user + cpu.system
+}
+
+interface Load {
+  /** Requests per second. */
+  rate: number
+  /** Server CPU microseconds per request. */
+  cpu: number
+}
+
+async function load (server: Server, route: Route, seconds: number): Promise<Load> {
+  const cpuBefore = await cpuTime(server)
+  const result = await autocannon({
+    url: `${server.url}/order/${route}`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: bodies[route],
+    connections,
+    duration: seconds
+  })
+  if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) {
+    throw new Error(`${server.name} ${route}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`)
+  }
+  return { rate: result.requests.average, cpu: (await cpuTime(server) - cpuBefore) / result.requests.total }
+}
+
+async function benchHttp (): Promise<void> {
+  if (flags.profile) {
+    rmSync(profileDir, { recursive: true, force: true })
+    mkdirSync(profileDir, { recursive: true })
+  }
+  const profileArgs = (name: string) => flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : []
+  const servers = [
+    await start('plugin (memory)', 'plugin.ts', { BENCH_STORAGE: 'memory' }, profileArgs('plugin')),
+    await start('bare Fastify', 'baseline.ts', {}, profileArgs('baseline'))
+  ]
+  for (const storage of extraStorages) servers.push(await start(`plugin (${storage})`, 'plugin.ts', { BENCH_STORAGE: storage }))
+  const [plugin, baseline] = servers as [Server, Server]
+  try {
+    for (const server of servers) await seed(server)
+    console.log(`HTTP: ${rounds} alternating rounds of ${duration} s per server after a ${warmup} s warmup, ${connections} connections`)
+    const rows: string[][] = []
+    for (const route of (flags.route ?? Object.keys(bodies)) as Route[]) {
+      if (!Object.hasOwn(bodies, route)) throw new Error(`unknown route ${route}; use ${Object.keys(bodies).join(' or ')}`)
+      for (const server of servers) await load(server, route, warmup)
+      const loads = new Map<Server, Load[]>(servers.map(server => [server, []]))
+      const ratios: number[] = []
+      const cpuRatios: number[] = []
+      for (let round = 1; round <= rounds; round++) {
+        // A B, then B A: whatever favours the first (or second) run of a round favours each server equally.
+        for (const server of round % 2 === 1 ? servers : [...servers].reverse()) loads.get(server)!.push(await load(server, route, duration))
+        const [a, b] = [loads.get(plugin)!.at(-1)!, loads.get(baseline)!.at(-1)!]
+        ratios.push(a.rate / b.rate)
+        cpuRatios.push(b.cpu / a.cpu)
+        console.log(`  ${route} round ${round}: ${servers.map(server => {
+          const { rate, cpu } = loads.get(server)!.at(-1)!
+          return `${server.name} ${format(rate)} req/s (${cpu.toFixed(0)} µs CPU/req)`
+        }).join(', ')}; ratio ${(a.rate / b.rate).toFixed(3)}`)
+      }
+      const medianOf = (server: Server, field: keyof Load) => median(loads.get(server)!.map(measured => measured[field]))
+      rows.push([route, format(medianOf(plugin, 'rate')), format(medianOf(baseline, 'rate')), median(ratios).toFixed(2),
+        `${medianOf(plugin, 'cpu').toFixed(0)} / ${medianOf(baseline, 'cpu').toFixed(0)}`, median(cpuRatios).toFixed(2),
+        ...servers.slice(2).map(server => format(medianOf(server, 'rate')))])
+    }
+    console.log()
+    printTable(['route', 'plugin req/s', 'bare Fastify req/s', 'ratio (median)', 'CPU µs/req plugin / bare', 'CPU ratio (bare / plugin)', ...servers.slice(2).map(server => `${server.name} req/s`)], rows)
+  } finally {
+    for (const server of servers) await stop(server)
+  }
+  if (flags.profile) {
+    for (const name of ['plugin', 'baseline']) {
+      const dir = join(profileDir, name)
+      // The tsx loader thread writes a profile of its own; the server's main thread has the largest.
+      const file = readdirSync(dir).sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0]!
+      console.log(`\nTop self-time frames of the ${name} server (${join(dir, file)}):`)
+      printTable(['self %', 'function', 'where'], topSelfTime(join(dir, file), 25))
+    }
+  }
+}
+
+async function benchStore (): Promise<void> {
+  const child = fork(join(benchDir, 'store-size.ts'), quick ? ['--quick'] : [], {
+    execArgv: ['--import', 'tsx', '--expose-gc'],
+    env: process.env,
+    stdio: 'inherit'
+  })
+  const [code] = await once(child, 'exit')
+  if (code !== 0) throw new Error(`store-size.ts exited with ${code}`)
+}
+
+if (flags.only === undefined || flags.only === 'http') await benchHttp()
+if (flags.only === undefined || flags.only === 'store') {
+  if (flags.only === undefined) console.log()
+  await benchStore()
+}

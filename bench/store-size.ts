@@ -1,0 +1,122 @@
+// Page cost by store size on memory storage, through app.orders, and heap bytes per stored order.
+// Run by bench/run.ts as `node --import tsx --expose-gc bench/store-size.ts [--quick]`.
+import { randomUUID } from 'node:crypto'
+import { parseArgs } from 'node:util'
+import Fastify from 'fastify'
+import type { ListOrdersFilter, Order, OrderStorage } from '../lib/index.js'
+import { formatCount, median, printTable } from './report.js'
+import { loadPlugin } from './storages.js'
+
+const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false } } })
+const [small, large] = flags.quick ? [2_000, 20_000] : [2_000, 200_000]
+const { orderPlugin, memoryStorage } = await loadPlugin()
+const gc = globalThis.gc
+if (gc === undefined) throw new Error('run with node --expose-gc')
+
+const CUSTOMERS = 50
+const STATUSES = ['pending', 'paid', 'shipped', 'delivered', 'cancelled', 'refunded']
+const START = Date.parse('2025-01-01T00:00:00.000Z')
+const createdAtOf = (index: number) => new Date(START + index * 1000).toISOString()
+
+async function appWith (storage: OrderStorage) {
+  const app = Fastify()
+  await app.register(orderPlugin, { storage })
+  await app.ready()
+  return app
+}
+
+/** The `index`-th order of the store: one second after the previous one, customers and statuses spread evenly. */
+function orderAt (index: number): Order {
+  const createdAt = createdAtOf(index)
+  const status = STATUSES[Math.floor(index / 7) % STATUSES.length]!
+  const statusHistory = status === 'pending' ? [{ status, at: createdAt }] : [{ status: 'pending', at: createdAt }, { status, at: createdAt }]
+  return {
+    id: randomUUID(),
+    customerId: `cus_${index % CUSTOMERS}`,
+    status,
+    currency: 'EUR',
+    items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }, { sku: 'B-2', quantity: 1, unitPrice: 990 }],
+    total: 3490,
+    metadata: { channel: 'web' },
+    version: statusHistory.length,
+    statusHistory,
+    createdAt,
+    updatedAt: createdAt
+  }
+}
+
+/** heapUsed growth per order created through app.orders.create (2 items, metadata), after full GCs. */
+async function heapPerOrder (count: number): Promise<number> {
+  const app = await appWith(memoryStorage())
+  const input = {
+    customerId: 'cus_1',
+    currency: 'EUR',
+    items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }, { sku: 'B-2', quantity: 1, unitPrice: 990 }],
+    metadata: { channel: 'web', campaign: 'spring' }
+  }
+  gc!()
+  gc!()
+  const before = process.memoryUsage().heapUsed
+  for (let index = 0; index < count; index++) await app.orders.create({ ...input, customerId: `cus_${index % CUSTOMERS}` })
+  gc!()
+  gc!()
+  const after = process.memoryUsage().heapUsed
+  await app.close()
+  return (after - before) / count
+}
+
+const filters: Array<[string, (size: number) => ListOrdersFilter]> = [
+  ['no filter', () => ({})],
+  ['customer', () => ({ customerId: 'cus_7' })],
+  ['one status', () => ({ status: 'paid' })],
+  ['several statuses', () => ({ status: ['paid', 'shipped'] })],
+  ['created range', size => ({ createdFrom: createdAtOf(Math.floor(size / 4)), createdTo: createdAtOf(Math.floor(size * 3 / 4)) })]
+]
+const ORDERS = ['desc', 'asc'] as const
+
+/** Median over batches of the mean time of one `app.orders.list` call, in microseconds. */
+async function pageCost (list: () => Promise<unknown>): Promise<number> {
+  for (let call = 0; call < 2000; call++) await list()
+  const batches: number[] = []
+  for (let batch = 0; batch < 25; batch++) {
+    const start = process.hrtime.bigint()
+    for (let call = 0; call < 100; call++) await list()
+    batches.push(Number(process.hrtime.bigint() - start) / 100 / 1000)
+  }
+  return median(batches)
+}
+
+async function pageCosts (): Promise<void> {
+  const storage = memoryStorage()
+  const app = await appWith(storage)
+  const costs = new Map<string, number>()
+  let stored = 0
+  for (; stored < small; stored++) await storage.create(orderAt(stored))
+  // One pass over every query first, so the first one measured is not the one that warms the JIT up.
+  for (const [, filterOf] of filters) {
+    for (const order of ORDERS) await pageCost(() => app.orders.list({ limit: 20, order, filter: filterOf(small) }))
+  }
+  for (const size of [small, large]) {
+    for (; stored < size; stored++) await storage.create(orderAt(stored))
+    for (const [name, filterOf] of filters) {
+      for (const order of ORDERS) {
+        const query = { limit: 20, order, filter: filterOf(size) }
+        const page = await app.orders.list(query)
+        if (page.items.length !== 20) throw new Error(`${name} ${order}: expected a full page at ${size} orders`)
+        costs.set(`${name} ${order} ${size}`, await pageCost(() => app.orders.list(query)))
+      }
+    }
+  }
+  await app.close()
+  console.log(`Page cost (limit 20, app.orders.list on memory storage, median µs per page) at ${formatCount(small)} and ${formatCount(large)} stored orders:`)
+  const rows = filters.flatMap(([name]) => ORDERS.map(order => {
+    const [a, b] = [costs.get(`${name} ${order} ${small}`)!, costs.get(`${name} ${order} ${large}`)!]
+    return [name, order, a.toFixed(1), b.toFixed(1), (b / a).toFixed(2)]
+  }))
+  printTable(['filter', 'order', `µs at ${formatCount(small)}`, `µs at ${formatCount(large)}`, 'ratio'], rows)
+}
+
+const heapCount = large
+console.log(`Heap per stored order on memory storage (${formatCount(heapCount)} orders of 2 items with metadata, created through app.orders): ${formatCount(await heapPerOrder(heapCount))} bytes`)
+console.log()
+await pageCosts()
