@@ -98,6 +98,21 @@ function toTimestamp (value: string, field: string): string {
   return timestamp < EARLIEST || timestamp.startsWith('+') ? (millis < 0 ? EARLIEST : LATEST) : timestamp
 }
 
+/**
+ * Orders handed to host code (`app.orders`, listeners) are frozen: a storage such as memoryStorage may
+ * hold the same objects, and a change made by the host would corrupt it. Responses skip this: the
+ * serializer is the only reader there.
+ */
+function readonly (order: Order): Order {
+  if (Object.isFrozen(order)) return order
+  for (const item of order.items) Object.freeze(item)
+  for (const change of order.statusHistory) Object.freeze(change)
+  Object.freeze(order.items)
+  Object.freeze(order.statusHistory)
+  Object.freeze(order.metadata)
+  return Object.freeze(order)
+}
+
 function isThenable (value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function'
 }
@@ -174,7 +189,7 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
       throw storageFailure(err)
     }
     if (result.created) {
-      if (listeners.created.length > 0) await emit('created', result.order)
+      if (listeners.created.length > 0) await emit('created', readonly(result.order))
       return { order: result.order, replayed: false }
     }
     if ('inProgress' in result) throw new codes.ORDER_IDEMPOTENCY_IN_PROGRESS()
@@ -256,7 +271,9 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
         throw storageFailure(err)
       }
       if (replaced) {
-        await emit('statusChanged', { order: next, from: current.status, to: status })
+        if (listeners.statusChanged.length > 0) {
+          await emit('statusChanged', Object.freeze({ order: readonly(next), from: current.status, to: status }))
+        }
         return next
       }
       // Lost a race: re-read and re-check the workflow, unless the caller pinned the version.
@@ -269,15 +286,17 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
   const service: OrderService = {
     async create (input, options) {
       assertValid<CreateOrderInput>(validateCreate, input)
-      return (await createOrder(input, options?.scope, options?.idempotencyKey)).order
+      return readonly((await createOrder(input, options?.scope, options?.idempotencyKey)).order)
     },
     async list (query = {}, options) {
       assertValid<ListOrdersQuery>(validateList, query)
-      return listOrders(query, options?.scope)
+      const page = await listOrders(query, options?.scope)
+      page.items.forEach(readonly)
+      return page
     },
     async updateStatus (input, options) {
       assertValid<UpdateOrderStatusInput>(validateUpdate, input)
-      return updateOrderStatus(input, options?.scope)
+      return readonly(await updateOrderStatus(input, options?.scope))
     },
     on (event, listener) {
       if (!Object.hasOwn(listeners, event)) {

@@ -51,13 +51,25 @@ t.test('a date-time the format allows but a Date cannot hold is a 400 from the r
   t.equal(far.status, 200, 'dates past year 9999 after the offset still compare')
 })
 
-t.test('orders handed out cannot be changed behind the store\'s back', async t => {
+t.test('orders handed to host code cannot be changed behind the store\'s back', async t => {
   const app = await buildApp(t)
+  const payloads: unknown[] = []
+  app.orders.on('created', order => { payloads.push(order) })
+  app.orders.on('statusChanged', event => { payloads.push(event, event.order) })
   const order = await app.orders.create(orderBody())
   t.throws(() => { (order as { status: string }).status = 'paid' })
   t.throws(() => { order.items[0]!.quantity = 100 })
   t.throws(() => { order.metadata.channel = 'shop' })
-  t.equal((await app.orders.list()).items[0]!.status, 'pending')
+  t.throws(() => { (order.statusHistory as unknown[]).push({}) })
+  const paid = await app.orders.updateStatus({ id: order.id, status: 'paid' })
+  t.throws(() => { (paid as { version: number }).version = 1 })
+  for (const round of ['first', 'second']) {
+    const page = await app.orders.list()
+    t.ok(page.items.every(item => Object.isFrozen(item) && Object.isFrozen(item.items)), `listed orders are frozen (${round} read)`)
+  }
+  t.ok(payloads.every(payload => Object.isFrozen(payload)), 'listeners get frozen values')
+  const { body } = await post(app, 'getOrderList', {})
+  t.match(body.items[0], { status: 'paid', version: 2, items: [{ quantity: 2 }], metadata: { channel: 'web' } })
 })
 
 t.test('listeners run after the change is stored and before the response is sent', async t => {

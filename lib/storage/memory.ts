@@ -89,15 +89,6 @@ function matches (order: Order, query: StorageListQuery): boolean {
     (after === undefined || precedes(after, order, query.order))
 }
 
-function freeze (order: Order): Order {
-  for (const item of order.items) Object.freeze(item)
-  for (const change of order.statusHistory) Object.freeze(change)
-  Object.freeze(order.items)
-  Object.freeze(order.statusHistory)
-  Object.freeze(order.metadata)
-  return Object.freeze(order)
-}
-
 /**
  * The embedded default storage: orders live in this process and are gone when it exits.
  * Fine for tests, examples and single-process apps; use a database adapter to keep orders.
@@ -118,7 +109,8 @@ export function memoryStorage (): OrderStorage {
     if (entries === undefined) map.set(key, entries = [])
     return entries
   }
-  const customerStatusKey = (customerId: string, status: string) => JSON.stringify([customerId, status])
+  // Statuses never hold a NUL, so the first NUL ends the status and the key is unambiguous.
+  const customerStatusKey = (customerId: string, status: string) => `${status}\u0000${customerId}`
 
   function purgeExpiredClaims (now: string): void {
     while (head < claimQueue.length) {
@@ -143,7 +135,7 @@ export function memoryStorage (): OrderStorage {
       }
     }
     if (byId.has(order.id)) throw new Error(`order id ${order.id} is already stored`)
-    const entry: Entry = { order: freeze(order) }
+    const entry: Entry = { order }
     byId.set(order.id, entry)
     insert(all, entry)
     insert(indexOf(byCustomer, order.customerId), entry)
@@ -195,11 +187,11 @@ export function memoryStorage (): OrderStorage {
     if (previous.status !== order.status) {
       remove(byStatus.get(previous.status)!, entry)
       remove(byCustomerStatus.get(customerStatusKey(previous.customerId, previous.status))!, entry)
-      entry.order = freeze(order)
+      entry.order = order
       insert(indexOf(byStatus, order.status), entry)
       insert(indexOf(byCustomerStatus, customerStatusKey(order.customerId, order.status)), entry)
     } else {
-      entry.order = freeze(order)
+      entry.order = order
     }
     return true
   }
