@@ -1,8 +1,9 @@
 // The order rules: totals, workflow, idempotency, scope and events; the routes and app.orders share them.
-import { createHash, randomUUID } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import { decodeCursor, encodeCursor, queryFingerprint } from './cursor.js'
 import { codes } from './errors.js'
+import { newOrderId } from './order-id.js'
 import type {
   CreateOrderInput, ListOrdersQuery, Order, OrderItem, OrderPage, OrderSchemas, UpdateOrderStatusInput
 } from './schemas.js'
@@ -159,7 +160,7 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
     const now = new Date()
     const createdAt = now.toISOString()
     const order: Order = {
-      id: randomUUID(),
+      id: newOrderId(now.getTime()),
       customerId: input.customerId,
       status: workflow.initial,
       currency: input.currency,
