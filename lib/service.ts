@@ -164,12 +164,10 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
       customerId: input.customerId,
       status: workflow.initial,
       currency: input.currency,
-      items: input.items.map(({ sku, name, quantity, unitPrice }) =>
-        name === undefined ? { sku, quantity, unitPrice } : { sku, name, quantity, unitPrice }),
+      // The validated input is the order's own: a parsed request body, or app.orders' copy.
+      items: input.items,
       total,
-      // A copy, so the caller's object is not frozen with the order; spread defines own
-      // properties, so a "__proto__" key stays data.
-      metadata: { ...input.metadata },
+      metadata: input.metadata ?? {},
       version: 1,
       statusHistory: [{ status: workflow.initial, at: createdAt }],
       createdAt,
@@ -287,7 +285,10 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
   const service: OrderService = {
     async create (input, options) {
       assertValid<CreateOrderInput>(validateCreate, input)
-      return readonly((await createOrder(input, options?.scope, options?.idempotencyKey)).order)
+      // A copy, so the stored order shares nothing the caller may change or see frozen later.
+      // Spread defines own properties, so a "__proto__" metadata key stays data.
+      const own = { ...input, items: input.items.map(item => ({ ...item })), metadata: { ...input.metadata } }
+      return readonly((await createOrder(own, options?.scope, options?.idempotencyKey)).order)
     },
     async list (query = {}, options) {
       assertValid<ListOrdersQuery>(validateList, query)

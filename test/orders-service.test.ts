@@ -95,3 +95,16 @@ t.test('on() rejects unknown events and non-function listeners', async t => {
   t.throws(() => app.orders.on('deleted' as 'created', () => {}), { code: 'ORDER_INVALID_LISTENER' })
   t.throws(() => app.orders.on('created', 'log' as never), { code: 'ORDER_INVALID_LISTENER' })
 })
+
+t.test('app.orders.create keeps its own copy of the input', async t => {
+  const app = await buildApp(t)
+  const input = orderBody()
+  const order = await app.orders.create(input)
+  input.items[0]!.quantity = 99
+  input.metadata!.channel = 'changed'
+  t.notOk(Object.isFrozen(input.items[0]), 'the caller\'s objects stay theirs')
+  const stored = (await app.orders.list()).items[0]!
+  t.equal(stored.items[0]!.quantity, order.items[0]!.quantity)
+  t.equal(stored.items[0]!.quantity, 2)
+  t.equal(stored.metadata.channel, 'web')
+})
