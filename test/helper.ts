@@ -1,4 +1,5 @@
 // Builds apps for the tests: a Fastify instance with the plugin, and the bodies a client sends.
+import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Test } from 'tap'
 import orderPlugin, { memoryStorage, type CreateOrderInput, type Order, type OrderPluginOptions } from '../lib/index.js'
@@ -35,4 +36,23 @@ export async function createOrder (app: FastifyInstance, overrides: Partial<Crea
 /** The example servers' storage for tests: in memory, so every test starts empty and leaves nothing. */
 export function exampleMemoryStorage () {
   return { storage: memoryStorage(), close: async () => {} }
+}
+
+/** An order as the plugin stores it, for tests that talk to a storage directly. */
+export function storedOrder (overrides: Partial<Order> = {}): Order {
+  const createdAt = overrides.createdAt ?? '2026-01-01T10:00:00.000Z'
+  return {
+    id: randomUUID(),
+    customerId: 'cus_1',
+    status: 'pending',
+    currency: 'EUR',
+    items: [{ sku: 'A-1', quantity: 1, unitPrice: 100 }],
+    total: 100,
+    metadata: {},
+    version: 1,
+    statusHistory: [{ status: 'pending', at: createdAt }],
+    createdAt,
+    updatedAt: createdAt,
+    ...overrides
+  }
 }

@@ -1,21 +1,6 @@
 import t from 'tap'
 import { memoryStorage, type Order } from '../lib/index.js'
-
-function storedOrder (id: string, createdAt: string): Order {
-  return {
-    id,
-    customerId: 'cus_1',
-    status: 'pending',
-    currency: 'EUR',
-    items: [{ sku: 'A-1', quantity: 1, unitPrice: 100 }],
-    total: 100,
-    metadata: {},
-    version: 1,
-    statusHistory: [{ status: 'pending', at: createdAt }],
-    createdAt,
-    updatedAt: createdAt
-  }
-}
+import { storedOrder } from './helper.js'
 
 const positionOf = (order: Order) => `${order.createdAt} ${order.id}`
 
@@ -24,13 +9,13 @@ t.test('memoryStorage pages orders by createdAt then id whatever order they were
   const sameMillisecond = '2026-01-01T10:00:00.000Z'
   // Random ids within one millisecond, one order older than all others, and a run of later ones.
   const arrivals = [
-    storedOrder('m', sameMillisecond),
-    storedOrder('c', sameMillisecond),
-    storedOrder('x', sameMillisecond),
-    storedOrder('a', '2026-01-01T09:59:59.999Z'),
-    ...Array.from({ length: 12 }, (_, index) => storedOrder(`z${String(index).padStart(2, '0')}`, '2026-01-01T10:00:00.001Z')),
-    storedOrder('b', sameMillisecond),
-    storedOrder('d', '2026-01-01T10:00:00.001Z')
+    storedOrder({ id: 'm', createdAt: sameMillisecond }),
+    storedOrder({ id: 'c', createdAt: sameMillisecond }),
+    storedOrder({ id: 'x', createdAt: sameMillisecond }),
+    storedOrder({ id: 'a', createdAt: '2026-01-01T09:59:59.999Z' }),
+    ...Array.from({ length: 12 }, (_, index) => storedOrder({ id: `z${String(index).padStart(2, '0')}`, createdAt: '2026-01-01T10:00:00.001Z' })),
+    storedOrder({ id: 'b', createdAt: sameMillisecond }),
+    storedOrder({ id: 'd', createdAt: '2026-01-01T10:00:00.001Z' })
   ]
   for (const order of arrivals) await storage.create(order)
 

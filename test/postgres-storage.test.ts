@@ -1,29 +1,11 @@
-import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import type { Order } from '../lib/index.js'
 import { postgresStorage, type PostgresClient } from '../lib/storage/postgres.js'
 import type { StorageListQuery } from '../lib/storage/types.js'
+import { storedOrder } from './helper.js'
 import { testDatabase } from './postgres-helper.js'
 
 const db = await testDatabase(t)
-
-function makeOrder (overrides: Partial<Order> = {}): Order {
-  const createdAt = overrides.createdAt ?? '2026-01-01T10:00:00.000Z'
-  return {
-    id: randomUUID(),
-    customerId: 'cus_1',
-    status: 'pending',
-    currency: 'EUR',
-    items: [{ sku: 'A-1', quantity: 1, unitPrice: 100 }],
-    total: 100,
-    metadata: {},
-    version: 1,
-    statusHistory: [{ status: 'pending', at: createdAt }],
-    createdAt,
-    updatedAt: createdAt,
-    ...overrides
-  }
-}
 
 const claimOf = (key: string, fingerprint: string, expiresAt = '2026-01-02T10:00:00.000Z') => ({ key, fingerprint, expiresAt })
 
@@ -44,7 +26,7 @@ t.test('init creates the tables and indexes, and instances starting at once on o
     `${table}_created_idx`, `${table}_customer_created_idx`, `${table}_customer_status_created_idx`,
     `${table}_idempotency_keys_expires_idx`, `${table}_idempotency_keys_pkey`, `${table}_pkey`, `${table}_status_created_idx`
   ])
-  const order = makeOrder()
+  const order = storedOrder()
   t.same(await first.create(order), { created: true, order })
   t.same(await second.get(order.id), order, 'both instances see one store')
 })
@@ -65,7 +47,7 @@ t.test('once its tables exist, the storage runs as a role that may only read and
 
   const storage = postgresStorage({ client: session, table })
   await storage.init!()
-  const order = makeOrder()
+  const order = storedOrder()
   t.same(await storage.create(order, claimOf('k', 'fp')), { created: true, order })
   t.equal(await storage.replace({ ...order, status: 'paid', version: 2 }, 1), true)
   t.same(await storage.list({ statuses: ['paid'], order: 'asc', limit: 5 }), [{ ...order, status: 'paid', version: 2 }])
@@ -76,7 +58,7 @@ t.test('once its tables exist, the storage runs as a role that may only read and
 t.test('orders come back exactly as stored, whatever characters their strings hold', async t => {
   const storage = await db.storage()
   const customerId = 'cus "quoted" \\ \u0000 \ud800 é 🛒'
-  const order = makeOrder({
+  const order = storedOrder({
     customerId,
     createdAt: '2026-03-04T05:06:07.008Z',
     updatedAt: '2026-03-04T05:06:07.008Z',
@@ -97,7 +79,7 @@ t.test('orders come back exactly as stored, whatever characters their strings ho
 t.test('ids at the same instant are ordered as JavaScript compares strings', async t => {
   const storage = await db.storage()
   const ids = ['b', 'B', 'a', '_', '~', '0', 'é', 'a-1', 'a1', 'Z']
-  for (const id of ids) await storage.create(makeOrder({ id }))
+  for (const id of ids) await storage.create(storedOrder({ id }))
   const asc = (await storage.list({ order: 'asc', limit: 20 })).map(order => order.id)
   t.same(asc, [...ids].sort())
   const desc = (await storage.list({ order: 'desc', limit: 20 })).map(order => order.id)
@@ -109,9 +91,9 @@ t.test('ids at the same instant are ordered as JavaScript compares strings', asy
 
 t.test('a create with a live idempotency key stores nothing and returns the first order and its fingerprint', async t => {
   const storage = await db.storage()
-  const first = makeOrder()
+  const first = storedOrder()
   t.same(await storage.create(first, claimOf('k1', 'fp-1')), { created: true, order: first })
-  const second = makeOrder({ createdAt: '2026-01-01T11:00:00.000Z' })
+  const second = storedOrder({ createdAt: '2026-01-01T11:00:00.000Z' })
   t.same(await storage.create(second, claimOf('k1', 'fp-2')), { created: false, order: first, fingerprint: 'fp-1' })
   t.equal(await storage.get(second.id), undefined)
   t.same(await storage.create(second, claimOf('k2', 'fp-2')), { created: true, order: second }, 'another key is another claim')
@@ -119,11 +101,11 @@ t.test('a create with a live idempotency key stores nothing and returns the firs
 
 t.test('a key is free again once it has expired', async t => {
   const storage = await db.storage()
-  const first = makeOrder()
+  const first = storedOrder()
   await storage.create(first, claimOf('k', 'fp-1', '2026-01-01T10:00:01.000Z'))
-  const atExpiry = makeOrder({ createdAt: '2026-01-01T10:00:01.000Z' })
+  const atExpiry = storedOrder({ createdAt: '2026-01-01T10:00:01.000Z' })
   t.same(await storage.create(atExpiry, claimOf('k', 'fp-2', '2026-01-01T10:00:02.000Z')), { created: true, order: atExpiry })
-  const replay = makeOrder({ createdAt: '2026-01-01T10:00:01.500Z' })
+  const replay = storedOrder({ createdAt: '2026-01-01T10:00:01.500Z' })
   t.same(await storage.create(replay, claimOf('k', 'fp-3')), { created: false, order: atExpiry, fingerprint: 'fp-2' })
 })
 
@@ -133,10 +115,10 @@ t.test('expired keys are purged a bounded batch at a time by later creates', asy
   await storage.init!()
   const keys = `${table}_idempotency_keys`
   for (let i = 0; i < 15; i++) {
-    await storage.create(makeOrder(), claimOf(`old-${i}`, 'fp', '2026-01-01T10:00:00.001Z'))
+    await storage.create(storedOrder(), claimOf(`old-${i}`, 'fp', '2026-01-01T10:00:00.001Z'))
   }
   t.equal(await count(keys), 15)
-  const later = (key: string) => storage.create(makeOrder({ createdAt: '2026-01-05T00:00:00.000Z' }), claimOf(key, 'fp', '2026-01-06T00:00:00.000Z'))
+  const later = (key: string) => storage.create(storedOrder({ createdAt: '2026-01-05T00:00:00.000Z' }), claimOf(key, 'fp', '2026-01-06T00:00:00.000Z'))
   await later('new-1')
   t.equal(await count(keys), 15 - 10 + 1, 'ten expired keys went')
   await later('new-2')
@@ -148,9 +130,9 @@ t.test('a key whose order cannot be read answers "in progress"', async t => {
   const table = db.freshTable()
   const storage = postgresStorage({ client: db.client, table })
   await storage.init!()
-  await storage.create(makeOrder(), claimOf('k', 'fp'))
+  await storage.create(storedOrder(), claimOf('k', 'fp'))
   await db.client.query(`DELETE FROM "${table}"`, [])
-  t.same(await storage.create(makeOrder(), claimOf('k', 'fp')), { created: false, inProgress: true })
+  t.same(await storage.create(storedOrder(), claimOf('k', 'fp')), { created: false, inProgress: true })
   t.equal(await count(table), 0)
 })
 
@@ -158,17 +140,17 @@ t.test('a create that fails stores neither the order nor its key', async t => {
   const table = db.freshTable()
   const storage = postgresStorage({ client: db.client, table })
   await storage.init!()
-  const order = makeOrder()
+  const order = storedOrder()
   await storage.create(order)
-  await t.rejects(storage.create(makeOrder({ id: order.id }), claimOf('k', 'fp')), 'the id is taken')
+  await t.rejects(storage.create(storedOrder({ id: order.id }), claimOf('k', 'fp')), 'the id is taken')
   t.equal(await count(`${table}_idempotency_keys`), 0)
-  const retry = makeOrder()
+  const retry = storedOrder()
   t.same(await storage.create(retry, claimOf('k', 'fp')), { created: true, order: retry }, 'the key is still free')
 })
 
 t.test('replace is a compare-and-set on the stored version', async t => {
   const storage = await db.storage()
-  const order = makeOrder()
+  const order = storedOrder()
   await storage.create(order)
   const paid: Order = {
     ...order,
@@ -182,7 +164,7 @@ t.test('replace is a compare-and-set on the stored version', async t => {
   t.equal(await storage.replace(paid, 1), true)
   t.same(await storage.get(order.id), paid)
   t.equal(await storage.replace(paid, 1), false, 'the same swap cannot happen twice')
-  t.equal(await storage.replace(makeOrder({ id: 'missing' }), 1), false, 'an unknown id is not replaced')
+  t.equal(await storage.replace(storedOrder({ id: 'missing' }), 1), false, 'an unknown id is not replaced')
   t.same(await storage.list({ statuses: ['paid'], order: 'desc', limit: 5 }), [paid], 'the status index follows')
   t.same(await storage.list({ statuses: ['pending'], order: 'desc', limit: 5 }), [])
 })
@@ -190,11 +172,11 @@ t.test('replace is a compare-and-set on the stored version', async t => {
 t.test('the table option names the tables, so two stores share one database without meeting', async t => {
   const one = await db.storage()
   const other = await db.storage()
-  const order = makeOrder()
+  const order = storedOrder()
   await one.create(order, claimOf('k', 'fp'))
   t.equal(await other.get(order.id), undefined)
   t.same(await other.list({ order: 'desc', limit: 5 }), [])
-  const second = makeOrder()
+  const second = storedOrder()
   t.same(await other.create(second, claimOf('k', 'fp')), { created: true, order: second }, 'keys are per store too')
 })
 
