@@ -20,7 +20,10 @@ export function hasPostgresAdapter (): boolean {
   return existsSync(new URL('../lib/storage/postgres.ts', import.meta.url))
 }
 
-type PostgresStorage = (options: { client: unknown }) => OrderStorage
+type PostgresStorage = (options: { client: unknown, table?: string }) => OrderStorage
+
+// The benchmark's own tables on a server, dropped when it ends, so it never touches an app's orders.
+const BENCH_TABLE = 'fastify_order_bench'
 
 /** The storage by name, and how to release what it holds (a pool, an embedded database). */
 export async function openStorage (name: StorageName): Promise<{ storage: OrderStorage, close: () => Promise<void> }> {
@@ -40,5 +43,12 @@ export async function openStorage (name: StorageName): Promise<{ storage: OrderS
   const pgModule = 'pg'
   const { default: pg } = await import(pgModule)
   const client = new pg.Pool({ connectionString })
-  return { storage: postgresStorage({ client }), close: () => client.end() }
+  await client.query(`DROP TABLE IF EXISTS ${BENCH_TABLE}, ${BENCH_TABLE}_idempotency_keys`)
+  return {
+    storage: postgresStorage({ client, table: BENCH_TABLE }),
+    close: async () => {
+      await client.query(`DROP TABLE IF EXISTS ${BENCH_TABLE}, ${BENCH_TABLE}_idempotency_keys`)
+      await client.end()
+    }
+  }
 }
