@@ -1,13 +1,28 @@
 // Builds apps for the tests: a Fastify instance with the plugin, and the bodies a client sends.
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
-import type { Test } from 'tap'
-import orderPlugin, { memoryStorage, type CreateOrderInput, type Order, type OrderPluginOptions } from '../lib/index.js'
+import tap, { type Test } from 'tap'
+import orderPlugin, { memoryStorage, type CreateOrderInput, type Order, type OrderPluginOptions, type OrderStorage } from '../lib/index.js'
+import type { TestDatabase } from './postgres-helper.js'
+
+let database: Promise<TestDatabase> | undefined
+
+/**
+ * The storage of an app whose test names none: the plugin's default, or with
+ * FASTIFY_ORDER_TEST_STORAGE=postgres a fresh PostgreSQL table (DATABASE_URL, else PGlite), so the
+ * route tests check the contract on both storages (`npm run test:postgres`).
+ */
+async function defaultStorage (): Promise<OrderStorage | undefined> {
+  if (process.env.FASTIFY_ORDER_TEST_STORAGE !== 'postgres') return undefined
+  database ??= import('./postgres-helper.js').then(({ testDatabase }) => testDatabase(tap))
+  return (await database).storage()
+}
 
 export async function buildApp (t: Test, options: OrderPluginOptions = {}, server: FastifyServerOptions = {}): Promise<FastifyInstance> {
   const app = Fastify(server)
   t.teardown(() => app.close())
-  await app.register(orderPlugin, options)
+  const storage = options.storage ?? await defaultStorage()
+  await app.register(orderPlugin, storage === undefined ? options : { ...options, storage })
   await app.ready()
   return app
 }
