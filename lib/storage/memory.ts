@@ -54,24 +54,31 @@ function swap (orders: Order[], order: Order): void {
   orders[lowerBound(orders, order)] = order
 }
 
-/** Walks one index in the requested direction, within the created range and after the cursor. */
-function * walk (orders: readonly Order[], query: StorageListQuery): Generator<Order> {
+/** The part of one index a page reads: from `next` towards `end` (exclusive) by `step`. */
+interface Run {
+  orders: readonly Order[]
+  next: number
+  end: number
+  step: 1 | -1
+}
+
+/** The run of one index in the requested direction, within the created range and after the cursor. */
+function runOf (orders: readonly Order[], query: StorageListQuery): Run {
   const { createdFrom, createdTo, after } = query
   // '' sorts before every id, so (date, '') bounds the orders created at that date.
   const from = createdFrom === undefined ? 0 : lowerBound(orders, { createdAt: createdFrom, id: '' })
   const to = createdTo === undefined ? orders.length : lowerBound(orders, { createdAt: createdTo, id: '' })
   if (query.order === 'asc') {
-    let index = from
+    let next = from
     if (after !== undefined) {
-      const next = lowerBound(orders, after)
-      index = Math.max(index, next < orders.length && compare(orders[next]!, after) === 0 ? next + 1 : next)
+      const position = lowerBound(orders, after)
+      next = Math.max(next, position < orders.length && compare(orders[position]!, after) === 0 ? position + 1 : position)
     }
-    for (; index < to; index++) yield orders[index]!
-  } else {
-    let index = to - 1
-    if (after !== undefined) index = Math.min(index, lowerBound(orders, after) - 1)
-    for (; index >= from; index--) yield orders[index]!
+    return { orders, next, end: Math.max(next, to), step: 1 }
   }
+  let next = to - 1
+  if (after !== undefined) next = Math.min(next, lowerBound(orders, after) - 1)
+  return { orders, next, end: Math.min(next, from - 1), step: -1 }
 }
 
 /** True when a comes strictly before b in the requested order. */
@@ -162,18 +169,23 @@ export function memoryStorage (): OrderStorage {
       ? wanted.map(status => byStatus.get(status))
       : wanted.map(status => byCustomerStatus.get(customerStatusKey(customerId, status)))
 
-    const walks = indexes.filter(orders => orders !== undefined).map(orders => walk(orders, query))
-    const heads = walks.map(cursor => cursor.next().value as Order | undefined)
+    const runs: Run[] = []
+    for (const orders of indexes) {
+      if (orders === undefined) continue
+      const run = runOf(orders, query)
+      if (run.next !== run.end) runs.push(run)
+    }
     const page: Order[] = []
-    while (page.length < limit) {
-      let best = -1
-      for (let i = 0; i < heads.length; i++) {
-        const candidate = heads[i]
-        if (candidate !== undefined && (best === -1 || precedes(candidate, heads[best]!, query.order))) best = i
+    // A merge of the runs' heads; with one run (the common case) it is a plain walk.
+    while (page.length < limit && runs.length > 0) {
+      let best = runs[0]!
+      for (let i = 1; i < runs.length; i++) {
+        const run = runs[i]!
+        if (precedes(run.orders[run.next]!, best.orders[best.next]!, query.order)) best = run
       }
-      if (best === -1) break
-      page.push(heads[best]!)
-      heads[best] = walks[best]!.next().value as Order | undefined
+      page.push(best.orders[best.next]!)
+      best.next += best.step
+      if (best.next === best.end) runs.splice(runs.indexOf(best), 1)
     }
     return page
   }
