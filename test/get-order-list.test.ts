@@ -1,6 +1,6 @@
 import t from 'tap'
 import { memoryStorage, type Order, type OrderStorage } from '../lib/index.js'
-import { buildApp, createOrder, post } from './helper.js'
+import { buildApp, createOrder, post, storedOrder } from './helper.js'
 
 const statuses = ['pending', 'paid', 'shipped', 'cancelled']
 
@@ -11,19 +11,16 @@ async function seed (storage: OrderStorage, count: number): Promise<Order[]> {
     // Three orders share each millisecond, so ties on createdAt are ordered by id.
     const createdAt = new Date(Date.UTC(2026, 0, 1) + Math.floor(i / 3) * 1000).toISOString()
     const status = statuses[i % statuses.length]!
-    const order: Order = {
+    const order = storedOrder({
       id: `ord_${((i * 7919) % 1000).toString().padStart(4, '0')}_${i}`,
       customerId: `cus_${i % 3}`,
       status,
-      currency: 'EUR',
       items: [{ sku: 'A', quantity: 1, unitPrice: i }],
       total: i,
-      metadata: {},
-      version: 1,
       statusHistory: [{ status, at: createdAt }],
       createdAt,
       updatedAt: createdAt
-    }
+    })
     await storage.create(order)
     orders.push(order)
   }
