@@ -1,7 +1,7 @@
 // The order rules: totals, workflow, idempotency, scope and events; the routes and app.orders share them.
 import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import { decodeCursor, encodeCursor, queryFingerprint } from './cursor.js'
+import { decodeCursor, encodeCursor, type NormalizedQuery } from './cursor.js'
 import { codes } from './errors.js'
 import { newOrderId } from './order-id.js'
 import type {
@@ -204,10 +204,8 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
     const ids = filter.ids === undefined ? undefined : [...new Set(filter.ids)].sort()
     const createdFrom = filter.createdFrom === undefined ? undefined : toTimestamp(filter.createdFrom, 'createdFrom')
     const createdTo = filter.createdTo === undefined ? undefined : toTimestamp(filter.createdTo, 'createdTo')
-    const canonicalQuery = [order, filter.customerId ?? null, statuses ?? null, ids ?? null, createdFrom ?? null, createdTo ?? null]
-    // Hashed only when a cursor is read or issued: a last page with no cursor costs no digest.
-    const fingerprint = cursor === undefined ? undefined : queryFingerprint(canonicalQuery)
-    const after = cursor === undefined ? undefined : decodeCursor(cursor, fingerprint!)
+    const normalized: NormalizedQuery = { order, customerId: filter.customerId, statuses, ids, createdFrom, createdTo }
+    const after = cursor === undefined ? undefined : decodeCursor(cursor, normalized)
     const scopedCustomer = scope?.customerId
     if (scopedCustomer !== undefined && filter.customerId !== undefined && filter.customerId !== scopedCustomer) {
       return { items: [], nextCursor: null }
@@ -230,7 +228,7 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
     }
     if (items.length <= limit) return { items, nextCursor: null }
     items = items.slice(0, limit)
-    return { items, nextCursor: encodeCursor(items[limit - 1]!, fingerprint ?? queryFingerprint(canonicalQuery)) }
+    return { items, nextCursor: encodeCursor(items[limit - 1]!, normalized) }
   }
 
   async function updateOrderStatus (input: UpdateOrderStatusInput, scope?: OrderScope): Promise<Order> {

@@ -179,11 +179,10 @@ t.test('a malformed cursor, or one sent with another filter or order, is 400 ORD
   const forged = [
     nextCursor.slice(0, -2),
     nextCursor + 'AA',
+    nextCursor.replace(/^1\./, '2.'),
     'not a cursor!',
-    Buffer.from('[1,0,"x"]').toString('base64url'),
-    Buffer.from('{"a":1}').toString('base64url'),
-    Buffer.from('[1,1e300,"x","abc"]').toString('base64url'),
-    Buffer.from(JSON.stringify([2, 0, 'x', 'y'])).toString('base64url')
+    '1.0.0.x',
+    Buffer.from(nextCursor).toString('base64url')
   ]
   for (const cursor of forged) {
     const { status, body } = await post(app, 'getOrderList', { cursor, filter: { status: ['paid', 'pending'] } })
