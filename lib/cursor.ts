@@ -17,63 +17,60 @@ export interface NormalizedQuery {
   createdTo?: string | undefined
 }
 
-// Version 1 is "1.<createdAt ms, base 36>.<check>.<id>". The id comes last, so it may hold any character.
-const CURSOR = /^1\.(-?[\da-z]{1,11})\.([\da-z]{1,11})\.(.{1,128})$/s
+// Version 1 is "1.<createdAt>.<check>.<id>". The id comes last, so it may hold any character.
+const CURSOR = /^1\.([+-]?\d{4,6}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\.([\da-z]{10})\.(.{1,128})$/s
 
-// The check's state. checkOf runs start to end without yielding, so one pair serves every call.
-let high = 0
-let low = 0
-
-function mix (value: number): void {
-  high = Math.imul(high ^ value, 0x01000193)
-  low = Math.imul(low ^ value, 0x5bd1e995)
+// FNV-1a over length-prefixed fields, so no two queries and positions give one input.
+function mixText (hash: number, text: string | undefined, prime: number): number {
+  if (text === undefined) return Math.imul(hash ^ -1, prime)
+  hash = Math.imul(hash ^ text.length, prime)
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), prime)
+  return hash
 }
 
-function mixText (value: string | undefined): void {
-  if (value === undefined) return mix(-1)
-  mix(value.length)
-  for (let i = 0; i < value.length; i++) mix(value.charCodeAt(i))
+function mixList (hash: number, texts: readonly string[] | undefined, prime: number): number {
+  if (texts === undefined) return Math.imul(hash ^ -1, prime)
+  hash = Math.imul(hash ^ texts.length, prime)
+  for (const text of texts) hash = mixText(hash, text, prime)
+  return hash
 }
 
-function mixList (values: readonly string[] | undefined): void {
-  if (values === undefined) return mix(-1)
-  mix(values.length)
-  for (const value of values) mixText(value)
+/** One 25-bit lane of the check, as 5 base-36 digits. */
+function lane (query: NormalizedQuery, createdAt: string, id: string, basis: number, prime: number): string {
+  let hash = mixText(basis, query.order, prime)
+  hash = mixText(hash, query.customerId, prime)
+  hash = mixList(hash, query.statuses, prime)
+  hash = mixList(hash, query.ids, prime)
+  hash = mixText(hash, query.createdFrom, prime)
+  hash = mixText(hash, query.createdTo, prime)
+  hash = mixText(hash, createdAt, prime)
+  hash = mixText(hash, id, prime)
+  return (hash >>> 7).toString(36).padStart(5, '0')
 }
 
 /**
- * A 52-bit check of a position and the normalized query it belongs to: a cursor that was altered, or
- * is sent with another filter or order, fails it. It guards against mistakes, not attackers (a cursor
- * grants nothing: scope and filter apply to every page). Two FNV-1a lanes over length-prefixed fields.
+ * A 50-bit check of a position and the normalized query it belongs to: a cursor that was altered, or
+ * is sent with another filter or order, fails it. It guards against mistakes, not attackers: a cursor
+ * grants nothing, since scope and filter apply to every page.
  */
-function checkOf (query: NormalizedQuery, millis: string, id: string): string {
-  high = 0x811c9dc5
-  low = 0x050c5d1f
-  mixText(query.order)
-  mixText(query.customerId)
-  mixList(query.statuses)
-  mixList(query.ids)
-  mixText(query.createdFrom)
-  mixText(query.createdTo)
-  mixText(millis)
-  mixText(id)
-  return ((high >>> 0) * 0x100000 + (low >>> 12)).toString(36)
+function checkOf (query: NormalizedQuery, createdAt: string, id: string): string {
+  return lane(query, createdAt, id, 0x811c9dc5, 0x01000193) + lane(query, createdAt, id, 0x050c5d1f, 0x5bd1e995)
 }
 
 /** The cursor of the page after `position`, for the query that listed it. */
 export function encodeCursor ({ createdAt, id }: CursorPosition, query: NormalizedQuery): string {
-  const millis = Date.parse(createdAt).toString(36)
-  return `1.${millis}.${checkOf(query, millis, id)}.${id}`
+  return `1.${createdAt}.${checkOf(query, createdAt, id)}.${id}`
 }
 
 /** Reads a cursor issued by `encodeCursor` for the same query; anything else is ORDER_INVALID_CURSOR. */
 export function decodeCursor (cursor: string, query: NormalizedQuery): CursorPosition {
   const fields = CURSOR.exec(cursor)
   if (fields !== null) {
-    const [, millis, check, id] = fields as unknown as [string, string, string, string]
-    const time = Number.parseInt(millis, 36)
-    if (Math.abs(time) <= 8.64e15 && check === checkOf(query, millis, id)) {
-      return { createdAt: new Date(time).toISOString(), id }
+    const [, createdAt, check, id] = fields as unknown as [string, string, string, string]
+    // A real instant, spelled as stored timestamps are (the spelling toISOString gives).
+    const time = Date.parse(createdAt)
+    if (!Number.isNaN(time) && new Date(time).toISOString() === createdAt && check === checkOf(query, createdAt, id)) {
+      return { createdAt, id }
     }
   }
   throw new codes.ORDER_INVALID_CURSOR()

@@ -256,7 +256,7 @@ t.test('forged cursors are 400 ORDER_INVALID_CURSOR or a validation error', asyn
   const app = await buildApp(t)
   for (let i = 0; i < 3; i++) await createOrder(app)
   const issued = (await send(app, 'getOrderList', '{"limit":1,"order":"asc","filter":{"status":"pending"}}')).body.nextCursor as string
-  const [version, millis, check, id] = issued.split('.') as [string, string, string, string]
+  const [, createdAt, check, id] = /^1\.(.+Z)\.(\w+)\.(.+)$/s.exec(issued) as unknown as [string, string, string, string]
   const forge = (...fields: string[]) => fields.join('.')
   const changeLast = (text: string) => text.replace(/.$/, last => last === '0' ? '1' : '0')
 
@@ -270,16 +270,17 @@ t.test('forged cursors are 400 ORDER_INVALID_CURSOR or a validation error', asyn
     'issued for another filter': [issued, { filter: { status: 'paid' } }],
     'issued for another order': [issued, { order: 'desc', filter: { status: 'pending' } }],
     'issued for no filter': [issued, { order: 'asc' }],
-    'another version': [forge('2', millis, check, id)],
-    'another time': [forge(version, (Number.parseInt(millis, 36) + 1).toString(36), check, id)],
-    'the time with a leading zero': [forge(version, `0${millis}`, check, id)],
-    'another id': [forge(version, millis, check, changeLast(id))],
-    'another check': [forge(version, millis, changeLast(check), id)],
-    'a time out of range': [forge(version, (8.64e15 + 1).toString(36), check, id)],
-    'an unsafe time': [forge(version, 'z'.repeat(12), check, id)],
-    'an empty id': [forge(version, millis, check, '')],
-    'a 129-character id': [forge(version, millis, check, 'x'.repeat(129))],
-    'too few fields': [forge(version, millis, check)],
+    'another version': [forge('2', createdAt, check, id)],
+    'another time': [forge('1', new Date(Date.parse(createdAt) + 1).toISOString(), check, id)],
+    'the time spelled with six year digits': [forge('1', `+00${createdAt}`, check, id)],
+    'not a date': [forge('1', '2026-13-01T00:00:00.000Z', check, id)],
+    'another id': [forge('1', createdAt, check, changeLast(id))],
+    'another check': [forge('1', createdAt, changeLast(check), id)],
+    'a time out of range': [forge('1', '+275760-09-13T00:00:00.001Z', check, id)],
+    'a time in seconds': [forge('1', String(Math.floor(Date.parse(createdAt) / 1000)), check, id)],
+    'an empty id': [forge('1', createdAt, check, '')],
+    'a 129-character id': [forge('1', createdAt, check, 'x'.repeat(129))],
+    'too few fields': [forge('1', createdAt, check)],
     '1024 characters': ['A'.repeat(1024)]
   }
   for (const [name, [cursor, query = { order: 'asc', filter: { status: 'pending' } }]] of Object.entries(invalid)) {
