@@ -10,8 +10,8 @@ import { formatCount as format, median, printTable } from './report.js'
 import { hasPostgresAdapter, type StorageName } from './storages.js'
 
 const USAGE = `Usage: npm run bench -- [options]
-  --duration <s>     seconds of load per server and round (default 3)
-  --rounds <n>       alternating rounds per route, A B then B A (default 6)
+  --duration <s>     seconds of load per server and round (default 2)
+  --rounds <n>       alternating rounds per route, A B then B A (default 10)
   --warmup <s>       seconds of load per server before the rounds (default 2)
   --connections <n>  concurrent connections (default 10)
   --storage <name>   also load the plugin on pglite or postgres (repeatable; default: pglite when
@@ -45,8 +45,9 @@ if (flags.help) {
   process.exit(0)
 }
 const quick = flags.quick
-const duration = Number(flags.duration ?? (quick ? 1 : 3))
-const rounds = Number(flags.rounds ?? (quick ? 2 : 6))
+// Many short rounds rather than a few long ones: the median of the ratios then shrugs off a noisy round.
+const duration = Number(flags.duration ?? (quick ? 1 : 2))
+const rounds = Number(flags.rounds ?? (quick ? 2 : 10))
 const warmup = Number(flags.warmup ?? (quick ? 1 : 2))
 const connections = Number(flags.connections)
 
