@@ -1,6 +1,8 @@
 // The storage-adapter conformance suite: what every OrderStorage must do, runnable from any test runner.
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { createdEvent, statusChangedEvent, type OrderEvent } from './events.js'
 import type { Order } from './schemas.js'
 import type { CreateResult, IdempotencyClaim, OrderStorage, StorageListQuery } from './storage/types.js'
 
@@ -61,6 +63,16 @@ function moved (order: Order, status: string, reason = 'conformance'): Order {
   }
 }
 
+/** Stores `order` with its created event, as the plugin does. */
+function storeOrder (storage: OrderStorage, order: Order, claim?: IdempotencyClaim): Promise<CreateResult> {
+  return storage.create(order, createdEvent(order), claim)
+}
+
+/** Replaces `order` with its statusChanged event, from the status of its previous history entry. */
+function replaceOrder (storage: OrderStorage, order: Order, expectedVersion: number): Promise<boolean> {
+  return storage.replace(order, expectedVersion, statusChangedEvent(order, order.statusHistory.at(-2)?.status ?? order.status))
+}
+
 function claimOf (key: string, fingerprint = 'fingerprint-1', expiresAt = FAR_FUTURE): IdempotencyClaim {
   return { key, fingerprint, expiresAt }
 }
@@ -110,7 +122,7 @@ async function walkPages (storage: OrderStorage, query: Omit<StorageListQuery, '
 
 async function createAll (storage: OrderStorage, orders: readonly Order[]): Promise<void> {
   for (const order of orders) {
-    const result = await storage.create(structuredClone(order))
+    const result = await storeOrder(storage, structuredClone(order))
     assert.equal(result.created, true, `create of ${order.id} without a claim must store it`)
   }
 }
@@ -145,11 +157,78 @@ function assertCreated (result: CreateResult, order: Order, what: string): void 
   assert.deepEqual(result, { created: true, order }, `${what} must return { created: true, order }`)
 }
 
+// How long a case waits for an event to be listed: a feed may list a change a little after it returns.
+const FEED_WAIT = 10_000
+
+/**
+ * Reads the feed after `after` until it has listed `count` events, as a reader would: an empty page
+ * means "nothing readable yet". Fails past FEED_WAIT.
+ */
+async function readFeed (storage: OrderStorage, count: number, after?: string, limit = 100): Promise<OrderEvent[]> {
+  const seen: OrderEvent[] = []
+  const deadline = Date.now() + FEED_WAIT
+  while (seen.length < count) {
+    const from = seen.at(-1)?.id ?? after
+    const page = await storage.listEvents({ after: from, limit })
+    assert.ok(page !== undefined, `listEvents after ${from} must find the event it just listed`)
+    assert.ok(page.length <= limit, `listEvents returned ${page.length} events for limit ${limit}`)
+    assert.ok(!page.some(event => event.id === from), 'a page never lists the event named by after')
+    seen.push(...page)
+    if (page.length === 0) {
+      assert.ok(Date.now() < deadline, `the feed listed ${seen.length} of ${count} events within ${FEED_WAIT} ms`)
+      await sleep(10)
+    }
+  }
+  return seen
+}
+
+/** Reads a subscription's events until it has `count` of them (it may list them a little late). */
+async function readSubscriptionUntil (storage: OrderStorage, name: string, count: number): Promise<OrderEvent[]> {
+  const deadline = Date.now() + FEED_WAIT
+  for (;;) {
+    const events = await storage.readSubscription(name, 100)
+    if (events.length >= count || Date.now() > deadline) return events
+    await sleep(10)
+  }
+}
+
+/** Stores one more order and waits until its event is listed; returns every event listed before it. */
+async function feedBeforeSentinel (storage: OrderStorage): Promise<OrderEvent[]> {
+  const sentinel = createdEvent(orderOf({ customerId: 'cus_sentinel' }))
+  await storage.create(sentinel.order, sentinel)
+  const deadline = Date.now() + FEED_WAIT
+  for (;;) {
+    const all = await readAll(storage)
+    const at = all.findIndex(event => event.id === sentinel.id)
+    if (at >= 0) return all.slice(0, at)
+    assert.ok(Date.now() < deadline, `the event of a stored change is listed within ${FEED_WAIT} ms`)
+    await sleep(10)
+  }
+}
+
+/** Every event listed now, from the oldest. */
+async function readAll (storage: OrderStorage): Promise<OrderEvent[]> {
+  const seen: OrderEvent[] = []
+  for (;;) {
+    const from = seen.at(-1)?.id
+    const page = await storage.listEvents({ after: from, limit: 100 })
+    assert.ok(page !== undefined, 'listEvents finds the event it just listed')
+    assert.ok(!page.some(event => event.id === from), 'a page never lists the event named by after')
+    if (page.length === 0) return seen
+    seen.push(...page)
+  }
+}
+
+const ids = (events: readonly OrderEvent[]) => events.map(event => event.id)
+
 export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
   {
     name: 'required methods exist',
     async run (storage) {
-      for (const method of ['create', 'get', 'list', 'replace'] as const) {
+      const methods = [
+        'create', 'get', 'list', 'replace', 'listEvents', 'purgeEvents', 'lease', 'readSubscription', 'checkpoint', 'release'
+      ] as const
+      for (const method of methods) {
         assert.equal(typeof storage[method], 'function', `storage.${method} must be a function`)
       }
       assert.ok(['undefined', 'function'].includes(typeof storage.init), 'storage.init must be a function when present')
@@ -181,7 +260,7 @@ export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
         updatedAt: '2026-03-04T05:06:09.000Z'
       })
       for (const order of [plain, rich]) {
-        assertCreated(await storage.create(structuredClone(order)), order, 'create')
+        assertCreated(await storeOrder(storage, structuredClone(order)), order, 'create')
         assert.deepEqual(await storage.get(order.id), order, 'get must return the order as created, timestamps as the same ISO strings')
       }
     }
@@ -199,13 +278,13 @@ export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
     async run (storage) {
       const first = orderOf()
       const second = orderOf({ createdAt: LATER })
-      assertCreated(await storage.create(structuredClone(first), claimOf('key-1', 'fingerprint-1')), first, 'the first create with a key')
-      const replay = await storage.create(structuredClone(second), claimOf('key-1', 'fingerprint-2'))
+      assertCreated(await storeOrder(storage, structuredClone(first), claimOf('key-1', 'fingerprint-1')), first, 'the first create with a key')
+      const replay = await storeOrder(storage, structuredClone(second), claimOf('key-1', 'fingerprint-2'))
       assert.deepEqual(replay, { created: false, order: first, fingerprint: 'fingerprint-1' },
         'a create with a claimed key must return the first order and the first fingerprint')
       assert.equal(await storage.get(second.id), undefined, 'a create with a claimed key must store nothing')
       const other = orderOf({ createdAt: LATER })
-      assertCreated(await storage.create(structuredClone(other), claimOf('key-2', 'fingerprint-1')), other, 'a create with another key')
+      assertCreated(await storeOrder(storage, structuredClone(other), claimOf('key-2', 'fingerprint-1')), other, 'a create with another key')
     }
   },
   {
@@ -213,7 +292,7 @@ export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
     async run (storage) {
       const orders = Array.from({ length: PARALLEL }, () => orderOf())
       const results = await Promise.all(orders.map((order, i) =>
-        storage.create(structuredClone(order), claimOf('key-parallel', `fingerprint-${i}`))))
+        storeOrder(storage, structuredClone(order), claimOf('key-parallel', `fingerprint-${i}`))))
       const winners = results.flatMap((result, i) => result.created ? [i] : [])
       assert.equal(winners.length, 1, `exactly one of ${PARALLEL} parallel creates with one key must store its order`)
       const winner = winners[0]!
@@ -225,7 +304,7 @@ export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
       const stored = await storage.list({ ids: orders.map(order => order.id), order: 'asc', limit: PARALLEL + 1 })
       assert.deepEqual(stored, [orders[winner]], 'only the winning order is stored')
       // Once the winner has returned, its order is readable under the key.
-      const again = await storage.create(orderOf(), claimOf('key-parallel', 'fingerprint-again'))
+      const again = await storeOrder(storage, orderOf(), claimOf('key-parallel', 'fingerprint-again'))
       assert.deepEqual(again, { created: false, order: orders[winner], fingerprint: `fingerprint-${winner}` })
     }
   },
@@ -233,16 +312,16 @@ export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
     name: 'an expired idempotency claim frees its key',
     async run (storage) {
       const first = orderOf({ createdAt: DAY })
-      await storage.create(structuredClone(first), claimOf('key-ttl', 'fingerprint-1', LATER))
+      await storeOrder(storage, structuredClone(first), claimOf('key-ttl', 'fingerprint-1', LATER))
       const early = orderOf({ createdAt: DAY })
-      assert.deepEqual(await storage.create(structuredClone(early), claimOf('key-ttl', 'fingerprint-2', FAR_FUTURE)),
+      assert.deepEqual(await storeOrder(storage, structuredClone(early), claimOf('key-ttl', 'fingerprint-2', FAR_FUTURE)),
         { created: false, order: first, fingerprint: 'fingerprint-1' }, 'a claim expiring after createdAt still holds')
       // expiresAt equal to the new order's createdAt counts as expired.
       const second = orderOf({ createdAt: LATER })
-      assertCreated(await storage.create(structuredClone(second), claimOf('key-ttl', 'fingerprint-2', FAR_FUTURE)), second,
+      assertCreated(await storeOrder(storage, structuredClone(second), claimOf('key-ttl', 'fingerprint-2', FAR_FUTURE)), second,
         'a create whose createdAt is at or after the claim\'s expiresAt')
       const third = orderOf({ createdAt: INSTANTS[5] })
-      assert.deepEqual(await storage.create(structuredClone(third), claimOf('key-ttl', 'fingerprint-3')),
+      assert.deepEqual(await storeOrder(storage, structuredClone(third), claimOf('key-ttl', 'fingerprint-3')),
         { created: false, order: second, fingerprint: 'fingerprint-2' }, 'the key now belongs to the new order')
       assert.deepEqual(await storage.get(first.id), first, 'expiry frees the key, never the order')
     }
@@ -254,14 +333,14 @@ export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
       const bystander = orderOf()
       await createAll(storage, [order, bystander])
       const paid = moved(order, 'paid')
-      assert.equal(await storage.replace(structuredClone(paid), 1), true)
+      assert.equal(await replaceOrder(storage, structuredClone(paid), 1), true)
       assert.deepEqual(await storage.get(order.id), paid)
       const shipped = moved(paid, 'shipped')
-      assert.equal(await storage.replace(structuredClone(shipped), 2), true)
+      assert.equal(await replaceOrder(storage, structuredClone(shipped), 2), true)
       assert.deepEqual(await storage.get(order.id), shipped)
       // A replace may keep the status: the whole order is replaced all the same.
       const annotated = { ...shipped, version: 4, metadata: { note: 'kept status' }, updatedAt: FAR_FUTURE }
-      assert.equal(await storage.replace(structuredClone(annotated), 3), true)
+      assert.equal(await replaceOrder(storage, structuredClone(annotated), 3), true)
       assert.deepEqual(await storage.get(order.id), annotated)
       assert.deepEqual(await storage.list({ statuses: ['shipped'], order: 'asc', limit: 10 }), [annotated])
       assert.deepEqual(await storage.get(bystander.id), bystander, 'replace touches only the order with that id')
@@ -272,13 +351,13 @@ export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
     async run (storage) {
       const order = orderOf()
       await createAll(storage, [order])
-      assert.equal(await storage.replace(moved(order, 'paid'), 2), false, 'a version ahead of the stored one')
+      assert.equal(await replaceOrder(storage, moved(order, 'paid'), 2), false, 'a version ahead of the stored one')
       assert.deepEqual(await storage.get(order.id), order)
       const paid = moved(order, 'paid')
-      await storage.replace(structuredClone(paid), 1)
-      assert.equal(await storage.replace(moved(order, 'cancelled'), 1), false, 'a version behind the stored one')
+      await replaceOrder(storage, structuredClone(paid), 1)
+      assert.equal(await replaceOrder(storage, moved(order, 'cancelled'), 1), false, 'a version behind the stored one')
       assert.deepEqual(await storage.get(order.id), paid)
-      assert.equal(await storage.replace(orderOf({ id: 'ord_unknown' }), 1), false, 'an unknown id')
+      assert.equal(await replaceOrder(storage, orderOf({ id: 'ord_unknown' }), 1), false, 'an unknown id')
       assert.equal(await storage.get('ord_unknown'), undefined, 'replace never creates an order')
     }
   },
@@ -288,7 +367,7 @@ export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
       const order = orderOf()
       await createAll(storage, [order])
       const candidates = Array.from({ length: PARALLEL }, (_, i) => moved(order, i % 2 === 0 ? 'paid' : 'cancelled', `writer ${i}`))
-      const results = await Promise.all(candidates.map(candidate => storage.replace(structuredClone(candidate), 1)))
+      const results = await Promise.all(candidates.map(candidate => replaceOrder(storage, structuredClone(candidate), 1)))
       const winners = results.flatMap((replaced, i) => replaced ? [i] : [])
       assert.equal(winners.length, 1, `exactly one of ${PARALLEL} parallel replaces from version 1 must win`)
       assert.deepEqual(await storage.get(order.id), candidates[winners[0]!], 'the stored order is the winner\'s')
@@ -395,7 +474,7 @@ export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
       const changes: Array<[number, string]> = [[0, 'paid'], [1, 'paid'], [2, 'cancelled'], [5, 'paid'], [0, 'shipped'], [5, 'refunded']]
       for (const [index, status] of changes) {
         const next = moved(orders[index]!, status)
-        assert.equal(await storage.replace(structuredClone(next), next.version - 1), true)
+        assert.equal(await replaceOrder(storage, structuredClone(next), next.version - 1), true)
         orders = orders.map(order => order.id === next.id ? next : order)
         await assertWalks(storage, orders, [
           { statuses: [status] },
@@ -408,6 +487,199 @@ export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
       }
       const pages = await storage.list({ statuses: ['shipped'], order: 'asc', limit: 10 })
       assert.deepEqual(pages, [orders[0]], 'list returns the replaced order, not the old one')
+    }
+  },
+  {
+    name: 'every stored change is listed with its event, in feed order',
+    async run (storage) {
+      const first = createdEvent(orderOf())
+      const second = createdEvent(orderOf({ createdAt: LATER }))
+      assertCreated(await storage.create(structuredClone(first.order), structuredClone(first)), first.order, 'create')
+      assertCreated(await storage.create(structuredClone(second.order), structuredClone(second)), second.order, 'create')
+      const paid = statusChangedEvent(moved(first.order, 'paid'), 'pending')
+      assert.equal(await storage.replace(structuredClone(paid.order), 1, structuredClone(paid)), true)
+      const feed = await readFeed(storage, 3)
+      assert.deepEqual(feed, [first, second, paid], 'listEvents returns the events as given, in the order they were stored')
+      assert.deepEqual(await readFeed(storage, 2, first.id), [second, paid], 'after an id, the page starts with the next event')
+      assert.deepEqual(await storage.listEvents({ after: first.id, limit: 1 }), [second], 'at most limit events')
+      assert.deepEqual(await storage.listEvents({ after: paid.id, limit: 10 }), [], 'after the newest event, an empty page')
+    }
+  },
+  {
+    name: 'a change that stores nothing stores no event',
+    async run (storage) {
+      const order = orderOf()
+      const created = createdEvent(order)
+      await storage.create(structuredClone(order), created, claimOf('key-events'))
+      const replay = await storage.create(orderOf(), createdEvent(orderOf()), claimOf('key-events'))
+      assert.equal(replay.created, false, 'a create with a claimed key stores nothing')
+      const stale = statusChangedEvent(moved(order, 'paid'), 'pending')
+      assert.equal(await storage.replace(stale.order, 2, stale), false, 'a replace with a stale version stores nothing')
+      const unknown = statusChangedEvent(orderOf({ id: 'ord_unknown', version: 2 }), 'pending')
+      assert.equal(await storage.replace(unknown.order, 1, unknown), false, 'a replace of an unknown order stores nothing')
+      assert.deepEqual(ids(await feedBeforeSentinel(storage)), [created.id], 'only the change that was stored has an event')
+    }
+  },
+  {
+    name: 'a change whose event cannot be stored is not stored either',
+    async run (storage) {
+      const first = createdEvent(orderOf())
+      await storage.create(first.order, first)
+      // An event id already in the feed: the event insert fails, and the change with it.
+      const order = orderOf()
+      await assert.rejects(storage.create(order, { ...createdEvent(order), id: first.id }), 'a create whose event id is taken rejects')
+      assert.equal(await storage.get(order.id), undefined, 'and stores no order')
+      const keyed = orderOf()
+      await assert.rejects(storage.create(keyed, { ...createdEvent(keyed), id: first.id }, claimOf('key-atomic')),
+        'a claimed create whose event id is taken rejects')
+      assert.equal(await storage.get(keyed.id), undefined, 'and stores no order')
+      const retried = orderOf()
+      assertCreated(await storage.create(retried, createdEvent(retried), claimOf('key-atomic')), retried, 'and claims no key')
+      const paid = moved(first.order, 'paid')
+      await assert.rejects(storage.replace(paid, 1, { ...statusChangedEvent(paid, 'pending'), id: first.id }),
+        'a replace whose event id is taken rejects')
+      assert.deepEqual(await storage.get(first.order.id), first.order, 'and leaves the order as it was')
+      assert.equal((await feedBeforeSentinel(storage)).length, 2, 'the feed holds the events of the two stored changes only')
+    }
+  },
+  {
+    name: 'listEvents after an id that is not in the feed lists undefined',
+    async run (storage) {
+      const event = createdEvent(orderOf())
+      await storage.create(event.order, event)
+      await readFeed(storage, 1)
+      assert.equal(await storage.listEvents({ after: randomUUID(), limit: 10 }), undefined)
+    }
+  },
+  {
+    name: 'a reader passing the last id sees every event once while parallel writers store',
+    async run (storage) {
+      const written: OrderEvent[] = []
+      const writer = async (index: number) => {
+        for (let round = 0; round < 6; round++) {
+          const created = createdEvent(orderOf({ customerId: `cus_writer_${index}` }))
+          await storage.create(created.order, created)
+          const paid = statusChangedEvent(moved(created.order, 'paid'), 'pending')
+          await storage.replace(paid.order, 1, paid)
+          written.push(created, paid)
+        }
+      }
+      const total = PARALLEL * 6 * 2
+      const [seen] = await Promise.all([
+        readFeed(storage, total, undefined, 7),
+        Promise.all(Array.from({ length: PARALLEL }, (_, index) => writer(index)))
+      ])
+      assert.equal(seen.length, total, 'exactly one event per stored change')
+      assert.equal(new Set(ids(seen)).size, total, 'no event is listed twice')
+      assert.deepEqual(new Set(ids(seen)), new Set(ids(written)), 'every stored change is listed')
+      const versions = new Map<string, number>()
+      for (const event of seen) {
+        assert.equal(event.order.version, (versions.get(event.order.id) ?? 0) + 1, 'events of one order are listed in version order')
+        versions.set(event.order.id, event.order.version)
+      }
+    }
+  },
+  {
+    name: 'events keep every string the order holds',
+    async run (storage) {
+      // PostgreSQL's jsonb would refuse these; the order document keeps them, so the event must too.
+      const order = orderOf({ customerId: 'cus \u0000 \ud800 "quoted" é 🛒', metadata: { note: 'nul \u0000 lone \udfff' } })
+      const event = createdEvent(order)
+      await storage.create(structuredClone(order), structuredClone(event))
+      assert.deepEqual(await readFeed(storage, 1), [event])
+    }
+  },
+  {
+    name: 'purgeEvents deletes the oldest expired events a bounded batch at a time',
+    async run (storage) {
+      const events = Array.from({ length: 5 }, (_, i) => createdEvent(orderOf({ createdAt: INSTANTS[i] })))
+      for (const event of events) await storage.create(event.order, event)
+      await readFeed(storage, 5)
+      assert.equal(await storage.purgeEvents(INSTANTS[0]!, 10), 0, 'no event is older than the cutoff')
+      assert.equal(await storage.purgeEvents(FAR_FUTURE, 2), 2, 'at most limit events')
+      assert.equal(await storage.listEvents({ after: events[1]!.id, limit: 10 }), undefined, 'a purged id names no event')
+      assert.deepEqual(ids(await readAll(storage)), ids(events.slice(2)), 'the oldest went first')
+      assert.equal(await storage.purgeEvents(INSTANTS[3]!, 10), 1, 'only events stored before the cutoff')
+      assert.deepEqual(ids(await readAll(storage)), ids(events.slice(3)))
+    }
+  },
+  {
+    name: 'purgeEvents keeps what a live subscription has not handled',
+    async run (storage) {
+      const events = Array.from({ length: 4 }, () => createdEvent(orderOf()))
+      for (const event of events) await storage.create(event.order, event)
+      await readFeed(storage, 4)
+      assert.equal((await storage.lease({ name: 'keeper', holder: 'h1', ttl: 60_000, from: 'start' })).held, true)
+      assert.equal(await storage.checkpoint('keeper', 'h1', null, events[0]!.id), true)
+      // Events are from 2026-01-01; the lease was held after this cutoff, so the subscription is live.
+      const cutoff = new Date(Date.now() - 60_000).toISOString()
+      assert.equal(await storage.purgeEvents(cutoff, 10), 1, 'only the event the subscription handled')
+      assert.deepEqual(ids(await readAll(storage)), ids(events.slice(1)))
+      await storage.release('keeper', 'h1')
+      assert.equal(await storage.purgeEvents(cutoff, 10), 0, 'a released subscription is live until retention passes')
+      assert.equal(await storage.purgeEvents(FAR_FUTURE, 10), 3, 'one not held since the cutoff holds nothing back')
+    }
+  },
+  {
+    name: 'a subscription from start reads from the oldest event, one from now only what comes later',
+    async run (storage) {
+      const before = createdEvent(orderOf())
+      await storage.create(before.order, before)
+      await readFeed(storage, 1)
+      assert.deepEqual(await storage.lease({ name: 'from-start', holder: 'h', ttl: 60_000, from: 'start' }), { held: true, lastEventId: null })
+      assert.deepEqual(await storage.lease({ name: 'from-now', holder: 'h', ttl: 60_000, from: 'now' }), { held: true, lastEventId: null })
+      assert.deepEqual(await storage.readSubscription('from-now', 10), [], 'nothing stored before a now subscription starts')
+      const after = createdEvent(orderOf())
+      await storage.create(after.order, after)
+      assert.deepEqual(await readSubscriptionUntil(storage, 'from-now', 1), [after])
+      assert.deepEqual(await readSubscriptionUntil(storage, 'from-start', 2), [before, after])
+      assert.deepEqual(await storage.lease({ name: 'from-now', holder: 'h', ttl: 60_000, from: 'start' }), { held: true, lastEventId: null },
+        'from applies only when the subscription is created')
+      assert.deepEqual(await storage.readSubscription('from-now', 10), [after])
+      assert.deepEqual(await storage.readSubscription('unknown', 10), [], 'a subscription never leased reads nothing')
+    }
+  },
+  {
+    name: 'checkpoint is a compare-and-set on the holder and the last event',
+    async run (storage) {
+      const events = [createdEvent(orderOf()), createdEvent(orderOf())]
+      for (const event of events) await storage.create(event.order, event)
+      await readFeed(storage, 2)
+      const [first, second] = events as [OrderEvent, OrderEvent]
+      await storage.lease({ name: 'cas', holder: 'h1', ttl: 60_000, from: 'start' })
+      assert.equal(await storage.checkpoint('cas', 'h2', null, first.id), false, 'another holder cannot move it')
+      assert.equal(await storage.checkpoint('cas', 'h1', second.id, first.id), false, 'a stale last event cannot move it')
+      assert.equal(await storage.checkpoint('other', 'h1', null, first.id), false, 'an unknown subscription')
+      assert.equal(await storage.checkpoint('cas', 'h1', null, first.id), true)
+      assert.deepEqual(await storage.readSubscription('cas', 10), [second], 'reading resumes after the checkpoint')
+      assert.equal(await storage.checkpoint('cas', 'h1', null, second.id), false, 'the checkpoint moved on')
+      assert.deepEqual(await storage.lease({ name: 'cas', holder: 'h1', ttl: 60_000, from: 'start' }), { held: true, lastEventId: first.id })
+      assert.equal(await storage.checkpoint('cas', 'h1', first.id, second.id), true)
+      assert.deepEqual(await storage.readSubscription('cas', 10), [])
+    }
+  },
+  {
+    name: 'a lease is held by one holder until it lapses or is released',
+    async run (storage) {
+      const event = createdEvent(orderOf())
+      await storage.create(event.order, event)
+      await readFeed(storage, 1)
+      assert.deepEqual(await storage.lease({ name: 'lease', holder: 'h1', ttl: 60_000, from: 'start' }), { held: true, lastEventId: null })
+      await storage.checkpoint('lease', 'h1', null, event.id)
+      assert.deepEqual(await storage.lease({ name: 'lease', holder: 'h2', ttl: 60_000, from: 'start' }), { held: false, lastEventId: event.id },
+        'another holder is refused, and told the checkpoint')
+      await storage.release('lease', 'h2')
+      assert.equal((await storage.lease({ name: 'lease', holder: 'h2', ttl: 60_000, from: 'start' })).held, false, 'only the holder releases')
+      await storage.release('lease', 'h1')
+      assert.equal((await storage.lease({ name: 'lease', holder: 'h2', ttl: 200, from: 'start' })).held, true, 'a released lease is taken at once')
+      assert.equal((await storage.lease({ name: 'lease', holder: 'h1', ttl: 200, from: 'start' })).held, false)
+      await sleep(400)
+      assert.equal((await storage.lease({ name: 'lease', holder: 'h1', ttl: 60_000, from: 'start' })).held, true, 'a lapsed lease is taken over')
+      const next = createdEvent(orderOf())
+      await storage.create(next.order, next)
+      await readFeed(storage, 1, event.id)
+      assert.equal(await storage.checkpoint('lease', 'h2', event.id, next.id), false, 'the holder that lost the lease cannot checkpoint')
+      assert.equal(await storage.checkpoint('lease', 'h1', event.id, next.id), true)
     }
   }
 ])

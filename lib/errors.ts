@@ -15,6 +15,9 @@ export const codes = {
   ORDER_IDEMPOTENCY_KEY_REUSED: createError('ORDER_IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with another request body', 422),
   ORDER_STORAGE_UNAVAILABLE: createError('ORDER_STORAGE_UNAVAILABLE', 'Order storage is unavailable; retry later', 503),
   ORDER_INVALID_LISTENER: createError('ORDER_INVALID_LISTENER', 'fastify-order: %s', 500, TypeError),
+  /** listEvents' `after` names no event in the feed: unknown, or purged after `eventRetention`. */
+  ORDER_EVENT_NOT_FOUND: createError('ORDER_EVENT_NOT_FOUND', 'No event "%s" in the feed: unknown, or older than eventRetention', 404),
+  ORDER_INVALID_SUBSCRIPTION: createError('ORDER_INVALID_SUBSCRIPTION', 'fastify-order: %s', 500, TypeError),
   /** The same code and shape as Fastify's own schema errors, for `app.orders` callers. */
   FST_ERR_VALIDATION: createError('FST_ERR_VALIDATION', '%s', 400)
 }

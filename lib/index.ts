@@ -21,6 +21,9 @@ async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions):
   const schemas = buildOrderSchemas({ statuses: workflow.statuses, maxItems, maxPageSize })
   const operations = createOrderService({ ...config, schemas, log: app.log })
   app.decorate('orders', operations.service)
+  // Subscriptions run while the app is up; they stop before onClose hooks, which may end the storage.
+  app.addHook('onReady', async () => { operations.start() })
+  app.addHook('preClose', async () => { await operations.close() })
 
   // fastify-plugin shares `app.orders` with the host but ignores `prefix`, so the routes get
   // an encapsulated child of their own that carries it.
@@ -46,11 +49,15 @@ export {
 } from './schemas.js'
 export type {
   Order, OrderItem, StatusChange, CreateOrderInput, ListOrdersQuery, ListOrdersFilter, OrderPage,
-  UpdateOrderStatusInput, OrderErrorBody, OrderSchemas, SchemaLimits
+  UpdateOrderStatusInput, OrderErrorBody, OrderSchemas, SchemaLimits, ListEventsQuery
 } from './schemas.js'
 export type { OrderPluginOptions } from './options.js'
 export type { Authorize, OrderHooks, OrderOperation } from './routes.js'
 export type {
   OrderService, OrderScope, OrderCallOptions, CreateOrderOptions, OrderEvents, StatusChangedEvent
 } from './service.js'
-export type { OrderStorage, CreateResult, IdempotencyClaim, StorageListQuery } from './storage/types.js'
+export type { OrderEvent, OrderCreatedEvent, OrderStatusChangedEvent, EventPage } from './events.js'
+export type { OrderEventHandler, SubscribeOptions, SubscriptionStatus } from './subscriptions.js'
+export type {
+  OrderStorage, CreateResult, IdempotencyClaim, StorageListQuery, StorageEventQuery, LeaseRequest, Lease
+} from './storage/types.js'

@@ -24,6 +24,8 @@ export interface OrderPluginOptions {
   authorize?: Authorize
   /** `onRequest` / `preHandler` hooks for the three routes. */
   hooks?: OrderHooks
+  /** How long events stay in the feed at least, in milliseconds. Default: 30 days. */
+  eventRetention?: number
 }
 
 export interface OrderPluginConfig {
@@ -36,12 +38,15 @@ export interface OrderPluginConfig {
   bodyLimit: number
   authorize: Authorize | undefined
   hooks: OrderHooks | undefined
+  eventRetention: number
 }
 
 const DAY = 24 * 60 * 60 * 1000
 // Options Fastify itself reads from the register call may sit beside ours.
 const FASTIFY_OPTIONS = ['logLevel', 'logSerializers']
-const STORAGE_METHODS = ['create', 'get', 'list', 'replace'] as const
+const STORAGE_METHODS = [
+  'create', 'get', 'list', 'replace', 'listEvents', 'purgeEvents', 'lease', 'readSubscription', 'checkpoint', 'release'
+] as const
 
 function invalid (message: string) {
   return new codes.ORDER_INVALID_OPTIONS(message)
@@ -72,7 +77,7 @@ function checkHooks (hooks: unknown): OrderHooks | undefined {
 
 /** Checks the register options and fills the defaults; every error says what to change. */
 export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConfig {
-  const known = new Set<string>(['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks'])
+  const known = new Set<string>(['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention'])
   for (const name of Object.keys(options)) {
     if (!known.has(name) && !FASTIFY_OPTIONS.includes(name)) {
       throw invalid(`unknown option "${name}"; the options are ${[...known].join(', ')}`)
@@ -105,6 +110,7 @@ export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConf
     idempotencyTtl: positiveInteger(record, 'idempotencyTtl', DAY),
     bodyLimit: positiveInteger(record, 'bodyLimit', 1024 * 1024),
     authorize,
-    hooks: checkHooks(options.hooks)
+    hooks: checkHooks(options.hooks),
+    eventRetention: positiveInteger(record, 'eventRetention', 30 * DAY)
   }
 }

@@ -11,6 +11,8 @@ export interface SchemaLimits {
 
 export const DEFAULT_PAGE_SIZE = 20
 export const MAX_IDS_FILTER = 100
+export const DEFAULT_EVENT_PAGE = 100
+export const MAX_EVENT_PAGE = 1000
 
 const strict = { additionalProperties: false } as const
 
@@ -111,7 +113,13 @@ export function buildOrderSchemas ({ statuses, maxItems, maxPageSize }: SchemaLi
     }))
   })
 
-  return { Order, OrderError, CreateOrderBody, ListOrdersBody, OrderPage, UpdateOrderStatusBody, IdempotencyHeaders }
+  // app.orders.listEvents' argument; there is no route for the feed.
+  const ListEventsQuery = Type.Object({
+    after: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The id of an event listed earlier' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EVENT_PAGE, default: DEFAULT_EVENT_PAGE }))
+  }, strict)
+
+  return { Order, OrderError, CreateOrderBody, ListOrdersBody, OrderPage, UpdateOrderStatusBody, IdempotencyHeaders, ListEventsQuery }
 }
 
 export type OrderSchemas = ReturnType<typeof buildOrderSchemas>
@@ -141,4 +149,5 @@ export type ListOrdersFilter = NonNullable<ListOrdersQuery['filter']>
 export type OrderPage = Static<OrderSchemas['OrderPage']>
 export type UpdateOrderStatusInput = Static<OrderSchemas['UpdateOrderStatusBody']>
 export type OrderErrorBody = Static<OrderSchemas['OrderError']>
+export type ListEventsQuery = Static<OrderSchemas['ListEventsQuery']>
 export type { TSchema }

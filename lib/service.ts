@@ -3,11 +3,13 @@ import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import { decodeCursor, encodeCursor, type NormalizedQuery } from './cursor.js'
 import { codes } from './errors.js'
+import { createEventFeed, createdEvent, statusChangedEvent, type EventPage, type OrderEvent } from './events.js'
 import { newOrderId } from './order-id.js'
 import type {
-  CreateOrderInput, ListOrdersQuery, Order, OrderItem, OrderPage, OrderSchemas, UpdateOrderStatusInput
+  CreateOrderInput, ListEventsQuery, ListOrdersQuery, Order, OrderItem, OrderPage, OrderSchemas, UpdateOrderStatusInput
 } from './schemas.js'
 import type { IdempotencyClaim, OrderStorage, StorageListQuery } from './storage/types.js'
+import { createSubscriptions, type OrderEventHandler, type SubscribeOptions, type SubscriptionStatus } from './subscriptions.js'
 import { assertValid, createAjv, validationError, type Validate } from './validation.js'
 import type { CompiledWorkflow } from './workflow.js'
 
@@ -31,7 +33,11 @@ export interface StatusChangedEvent {
   to: string
 }
 
-/** Listeners run after the change is stored; one that throws or rejects is logged and ignored. */
+/**
+ * Listeners run in this process after the change is stored; one that throws or rejects is logged and
+ * ignored. Best-effort: a crash after the commit loses them. For durable delivery use the event feed
+ * (`listEvents`) and `subscribe`.
+ */
 export interface OrderEvents {
   created: (order: Order) => unknown
   statusChanged: (event: StatusChangedEvent) => unknown
@@ -43,6 +49,12 @@ export interface OrderService {
   list: (query?: ListOrdersQuery, options?: OrderCallOptions) => Promise<OrderPage>
   updateStatus: (input: UpdateOrderStatusInput, options?: OrderCallOptions) => Promise<Order>
   on: <E extends keyof OrderEvents>(event: E, listener: OrderEvents[E]) => OrderService
+  /** A page of the durable event feed, in feed order. */
+  listEvents: (query?: ListEventsQuery) => Promise<EventPage>
+  /** Delivers the feed to `handler`, at least once and in feed order, one instance at a time per name. */
+  subscribe: (name: string, handler: OrderEventHandler, options?: SubscribeOptions) => OrderService
+  /** The subscriptions of this instance and how they are doing. */
+  subscriptions: () => SubscriptionStatus[]
 }
 
 export interface OrderServiceConfig {
@@ -51,6 +63,7 @@ export interface OrderServiceConfig {
   schemas: OrderSchemas
   maxPageSize: number
   idempotencyTtl: number
+  eventRetention: number
   log: FastifyBaseLogger
 }
 
@@ -62,6 +75,10 @@ export interface OrderOperations {
   service: OrderService
   /** The strict validator of a schema, compiled once and shared by the routes and `app.orders`. */
   validatorOf: (schema: object) => Validate
+  /** Starts the subscriptions: the app is ready. */
+  start: () => void
+  /** Stops the subscriptions after their handlers in flight, and waits for a purge under way. */
+  close: () => Promise<void>
 }
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/
@@ -114,12 +131,17 @@ function readonly (order: Order): Order {
   return Object.freeze(order)
 }
 
+function readonlyEvent (event: OrderEvent): OrderEvent {
+  readonly(event.order)
+  return Object.freeze(event)
+}
+
 function isThenable (value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function'
 }
 
 export function createOrderService (config: OrderServiceConfig): OrderOperations {
-  const { storage, workflow, schemas, maxPageSize, idempotencyTtl, log } = config
+  const { storage, workflow, schemas, maxPageSize, idempotencyTtl, eventRetention, log } = config
   const defaultLimit = Math.min(20, maxPageSize)
   const listeners: { [E in keyof OrderEvents]: Array<OrderEvents[E]> } = { created: [], statusChanged: [] }
 
@@ -133,6 +155,16 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
   const validateCreate = validatorOf(schemas.CreateOrderBody)
   const validateList = validatorOf(schemas.ListOrdersBody)
   const validateUpdate = validatorOf(schemas.UpdateOrderStatusBody)
+  const validateListEvents = validatorOf(schemas.ListEventsQuery)
+
+  const feed = createEventFeed({ storage, retention: eventRetention, log, readonly: readonlyEvent })
+  const subscriptions = createSubscriptions({ storage, log, readonly: readonlyEvent })
+
+  /** After each stored change: its event is in the feed. */
+  function written (): void {
+    feed.written()
+    subscriptions.wake()
+  }
 
   function storageFailure (err: unknown) {
     return new codes.ORDER_STORAGE_UNAVAILABLE({ cause: err })
@@ -183,11 +215,12 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
     }
     let result
     try {
-      result = await storage.create(order, claim)
+      result = await storage.create(order, createdEvent(order), claim)
     } catch (err) {
       throw storageFailure(err)
     }
     if (result.created) {
+      written()
       if (listeners.created.length > 0) await emit('created', readonly(result.order))
       return { order: result.order, replayed: false }
     }
@@ -263,11 +296,12 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
       }
       let replaced
       try {
-        replaced = await storage.replace(next, current.version)
+        replaced = await storage.replace(next, current.version, statusChangedEvent(next, current.status))
       } catch (err) {
         throw storageFailure(err)
       }
       if (replaced) {
+        written()
         if (listeners.statusChanged.length > 0) {
           await emit('statusChanged', Object.freeze({ order: readonly(next), from: current.status, to: status }))
         }
@@ -307,8 +341,28 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
       }
       listeners[event].push(listener as never)
       return service
-    }
+    },
+    async listEvents (query = {}) {
+      assertValid<ListEventsQuery>(validateListEvents, query)
+      return feed.listEvents(query)
+    },
+    subscribe (name, handler, options) {
+      subscriptions.subscribe(name, handler, options)
+      return service
+    },
+    subscriptions: () => subscriptions.subscriptions()
   }
 
-  return { createOrder, listOrders, updateOrderStatus, service, validatorOf }
+  return {
+    createOrder,
+    listOrders,
+    updateOrderStatus,
+    service,
+    validatorOf,
+    start: subscriptions.start,
+    async close () {
+      await subscriptions.close()
+      await feed.close()
+    }
+  }
 }

@@ -2,7 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
 import { defaultWorkflow, memoryStorage, type Order, type OrderStorage } from '../lib/index.js'
-import { buildApp, createOrder, post } from './helper.js'
+import { buildApp, createOrder, post, replaceOrder } from './helper.js'
 
 const allowed = defaultWorkflow.transitions as Record<string, readonly string[]>
 
@@ -23,13 +23,13 @@ function racingStorage (interfere: (storage: OrderStorage, order: Order) => Prom
   let races = 1
   const storage: OrderStorage = {
     ...inner,
-    replace: async (order, expectedVersion) => {
+    replace: async (order, expectedVersion, event) => {
       if (races > 0) {
         races--
         const current = (await inner.get(order.id))!
         await interfere(inner, current)
       }
-      return inner.replace(order, expectedVersion)
+      return inner.replace(order, expectedVersion, event)
     }
   }
   return storage
@@ -55,9 +55,9 @@ t.test('concurrent status updates of one order never lose an update nor store a 
   const storage: OrderStorage = {
     ...inner,
     get: async (id) => { await roundTrip(); return inner.get(id) },
-    replace: async (order, expectedVersion) => {
+    replace: async (order, expectedVersion, event) => {
       await roundTrip()
-      return (await inner.replace(order, expectedVersion)) || (lostRaces++, false)
+      return (await inner.replace(order, expectedVersion, event)) || (lostRaces++, false)
     }
   }
   const app = await buildApp(t, { storage })
@@ -84,7 +84,7 @@ t.test('concurrent status updates of one order never lose an update nor store a 
 })
 
 t.test('a lost compare-and-set re-reads the order and rejects a move that became forbidden', async t => {
-  const storage = racingStorage(async (inner, current) => { await inner.replace(moved(current, 'cancelled'), current.version) })
+  const storage = racingStorage(async (inner, current) => { await replaceOrder(inner, moved(current, 'cancelled'), current.version) })
   const app = await buildApp(t, { storage })
   const order = await createOrder(app)
   const { status, body } = await post(app, 'updateOrderStatus', { id: order.id, status: 'paid' })
@@ -97,7 +97,7 @@ t.test('a lost compare-and-set re-reads the order and rejects a move that became
 })
 
 t.test('a lost compare-and-set to the status the other writer set is a no-op', async t => {
-  const storage = racingStorage(async (inner, current) => { await inner.replace(moved(current, 'paid'), current.version) })
+  const storage = racingStorage(async (inner, current) => { await replaceOrder(inner, moved(current, 'paid'), current.version) })
   const app = await buildApp(t, { storage })
   const order = await createOrder(app)
   const { status, body } = await post(app, 'updateOrderStatus', { id: order.id, status: 'paid' })
@@ -108,7 +108,7 @@ t.test('a lost compare-and-set to the status the other writer set is a no-op', a
 })
 
 t.test('a lost compare-and-set retries the move on the re-read order when it is still allowed', async t => {
-  const storage = racingStorage(async (inner, current) => { await inner.replace(moved(current, 'paid'), current.version) })
+  const storage = racingStorage(async (inner, current) => { await replaceOrder(inner, moved(current, 'paid'), current.version) })
   const app = await buildApp(t, { storage })
   const order = await createOrder(app)
   const { status, body } = await post(app, 'updateOrderStatus', { id: order.id, status: 'cancelled', reason: 'customer asked' })
@@ -120,7 +120,7 @@ t.test('a lost compare-and-set retries the move on the re-read order when it is 
 })
 
 t.test('with expectedVersion a lost race is 409 ORDER_VERSION_CONFLICT and the other writer\'s order stays', async t => {
-  const storage = racingStorage(async (inner, current) => { await inner.replace(moved(current, 'paid'), current.version) })
+  const storage = racingStorage(async (inner, current) => { await replaceOrder(inner, moved(current, 'paid'), current.version) })
   const app = await buildApp(t, { storage })
   const order = await createOrder(app)
   const { status, body } = await post(app, 'updateOrderStatus', { id: order.id, status: 'cancelled', expectedVersion: 1 })

@@ -1,4 +1,5 @@
 // The storage conformance suite: memoryStorage passes every case, and the runner reports what fails.
+import { randomUUID } from 'node:crypto'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import t from 'tap'
 import { conformanceCases, runConformance } from '../lib/conformance.js'
@@ -34,11 +35,11 @@ function brokenStorage (broken: (storage: OrderStorage) => Partial<OrderStorage>
 /** A replace that ignores expectedVersion: the last writer wins. */
 function lastWriteWins (storage: OrderStorage): Partial<OrderStorage> {
   return {
-    async replace (order) {
+    async replace (order, _expectedVersion, event) {
       for (;;) {
         const stored = await storage.get(order.id)
         if (stored === undefined) return false
-        if (await storage.replace(order, stored.version)) return true
+        if (await storage.replace(order, stored.version, event)) return true
       }
     }
   }
@@ -65,18 +66,20 @@ t.test('a replace that ignores expectedVersion fails the compare-and-set cases',
   const failed = await failedCases(runConformance(brokenStorage(lastWriteWins)))
   t.same(failed, [
     'replace with a stale expected version changes nothing',
-    'parallel replaces from one version: exactly one wins'
+    'parallel replaces from one version: exactly one wins',
+    'a change that stores nothing stores no event'
   ])
 })
 
 t.test('a create that ignores the claim fails the idempotency cases', async t => {
   const failed = await failedCases(runConformance(brokenStorage(storage => ({
-    create: async (order) => storage.create(order)
+    create: async (order, event) => storage.create(order, event)
   }))))
   t.same(failed, [
     'a claimed idempotency key returns the first order and its fingerprint',
     'parallel creates with one idempotency key store exactly one order',
-    'an expired idempotency claim frees its key'
+    'an expired idempotency claim frees its key',
+    'a change that stores nothing stores no event'
   ])
 })
 
@@ -110,6 +113,55 @@ t.test('a list that ties createdAt by another id order fails the ordering cases'
   t.ok(failed.includes('list applies every filter, alone and combined'))
 })
 
+// Each broken feed or subscription store fails the case that names what it breaks.
+const brokenFeeds: Array<[string, (storage: OrderStorage) => Partial<OrderStorage>, string]> = [
+  ['stores the change when its event cannot be stored', storage => ({
+    create: async (order, event, claim) => storage.create(order, event, claim)
+      .catch(() => storage.create(order, { ...event, id: randomUUID() }, claim))
+  }), 'a change whose event cannot be stored is not stored either'],
+  ['lists each page backwards', storage => ({
+    listEvents: async (query) => (await storage.listEvents(query))?.reverse()
+  }), 'every stored change is listed with its event, in feed order'],
+  ['lists the event named by after again', storage => ({
+    listEvents: async (query) => {
+      const page = await storage.listEvents(query)
+      const all = await storage.listEvents({ limit: 100_000 })
+      const named = all?.find(event => event.id === query.after)
+      return named === undefined || page === undefined ? page : [named, ...page].slice(0, query.limit)
+    }
+  }), 'a reader passing the last id sees every event once while parallel writers store'],
+  ['answers an unknown after with an empty page', storage => ({
+    listEvents: async (query) => (await storage.listEvents(query)) ?? []
+  }), 'listEvents after an id that is not in the feed lists undefined'],
+  ['purges what a live subscription has not handled', storage => ({
+    purgeEvents: async (_before, limit) => storage.purgeEvents('9999-12-31T23:59:59.999Z', limit)
+  }), 'purgeEvents keeps what a live subscription has not handled'],
+  ['starts every subscription at the start', storage => ({
+    lease: async (request) => storage.lease({ ...request, from: 'start' })
+  }), 'a subscription from start reads from the oldest event, one from now only what comes later'],
+  ['lets any holder checkpoint', storage => {
+    const holders = new Map<string, string>()
+    return {
+      lease: async (request) => {
+        const lease = await storage.lease(request)
+        if (lease.held) holders.set(request.name, request.holder)
+        return lease
+      },
+      checkpoint: async (name, _holder, lastEventId, eventId) => storage.checkpoint(name, holders.get(name) ?? '', lastEventId, eventId)
+    }
+  }, 'checkpoint is a compare-and-set on the holder and the last event'],
+  ['never lets a lease lapse', storage => ({
+    lease: async (request) => storage.lease({ ...request, ttl: 3_600_000 })
+  }), 'a lease is held by one holder until it lapses or is released']
+]
+
+for (const [what, broken, expected] of brokenFeeds) {
+  t.test(`an adapter that ${what} fails "${expected}"`, async t => {
+    const failed = await failedCases(runConformance(brokenStorage(broken)))
+    t.ok(failed.includes(expected), failed.join('; '))
+  })
+}
+
 t.test('an adapter missing a method fails "required methods exist"', async t => {
   const failed = await failedCases(runConformance(() => ({ ...memoryStorage(), get: undefined }) as unknown as OrderStorage))
   t.equal(failed[0], 'required methods exist')
@@ -140,13 +192,13 @@ t.test('an adapter that reports a claim still in progress conforms', async t => 
     const claiming = new Set<string>()
     return {
       ...storage,
-      async create (order, claim) {
-        if (claim === undefined) return storage.create(order)
+      async create (order, event, claim) {
+        if (claim === undefined) return storage.create(order, event)
         if (claiming.has(claim.key)) return { created: false, inProgress: true }
         claiming.add(claim.key)
         try {
           await nextTurn()
-          return await storage.create(order, claim)
+          return await storage.create(order, event, claim)
         } finally {
           claiming.delete(claim.key)
         }
@@ -158,7 +210,8 @@ t.test('an adapter that reports a claim still in progress conforms', async t => 
 t.test('runConformance skips the cases named in skip', async t => {
   const skip = [
     'replace with a stale expected version changes nothing',
-    'parallel replaces from one version: exactly one wins'
+    'parallel replaces from one version: exactly one wins',
+    'a change that stores nothing stores no event'
   ]
   let factoryCalls = 0
   const broken = brokenStorage(lastWriteWins)

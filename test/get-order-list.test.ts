@@ -1,6 +1,6 @@
 import t from 'tap'
 import { memoryStorage, type Order, type OrderStorage } from '../lib/index.js'
-import { buildApp, createOrder, post, storedOrder } from './helper.js'
+import { buildApp, createOrder, post, storedOrder, storeOrder } from './helper.js'
 
 const statuses = ['pending', 'paid', 'shipped', 'cancelled']
 
@@ -21,7 +21,7 @@ async function seed (storage: OrderStorage, count: number): Promise<Order[]> {
       createdAt,
       updatedAt: createdAt
     })
-    await storage.create(order)
+    await storeOrder(storage, order)
     orders.push(order)
   }
   return orders

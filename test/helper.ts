@@ -2,7 +2,10 @@
 import { randomUUID } from 'node:crypto'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import tap, { type Test } from 'tap'
-import orderPlugin, { memoryStorage, type CreateOrderInput, type Order, type OrderPluginOptions, type OrderStorage } from '../lib/index.js'
+import { createdEvent, statusChangedEvent } from '../lib/events.js'
+import orderPlugin, {
+  memoryStorage, type CreateOrderInput, type IdempotencyClaim, type Order, type OrderPluginOptions, type OrderStorage
+} from '../lib/index.js'
 import type { TestDatabase } from './postgres-helper.js'
 
 let database: Promise<TestDatabase> | undefined
@@ -70,4 +73,14 @@ export function storedOrder (overrides: Partial<Order> = {}): Order {
     updatedAt: createdAt,
     ...overrides
   }
+}
+
+/** Stores `order` with its `created` event, as the plugin would: for tests that talk to a storage directly. */
+export function storeOrder (storage: OrderStorage, order: Order, claim?: IdempotencyClaim) {
+  return storage.create(order, createdEvent(order), claim)
+}
+
+/** Replaces `order` with its `statusChanged` event (from the status before its last history entry). */
+export function replaceOrder (storage: OrderStorage, order: Order, expectedVersion: number) {
+  return storage.replace(order, expectedVersion, statusChangedEvent(order, order.statusHistory.at(-2)?.status ?? order.status))
 }

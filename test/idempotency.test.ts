@@ -201,7 +201,7 @@ t.test('a storage that reports the key as in progress gives 409 ORDER_IDEMPOTENC
   const inner = memoryStorage()
   const storage: OrderStorage = {
     ...inner,
-    create: async (order, claim) => claim === undefined ? inner.create(order) : { created: false, inProgress: true }
+    create: async (order, event, claim) => claim === undefined ? inner.create(order, event) : { created: false, inProgress: true }
   }
   const app = await buildApp(t, { storage })
   const { status, body } = await post(app, 'createOrder', orderBody(), { 'idempotency-key': 'k' })

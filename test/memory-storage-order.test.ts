@@ -1,6 +1,6 @@
 import t from 'tap'
 import { memoryStorage, type Order } from '../lib/index.js'
-import { storedOrder } from './helper.js'
+import { storedOrder, storeOrder } from './helper.js'
 
 const positionOf = (order: Order) => `${order.createdAt} ${order.id}`
 
@@ -17,7 +17,7 @@ t.test('memoryStorage pages orders by createdAt then id whatever order they were
     storedOrder({ id: 'b', createdAt: sameMillisecond }),
     storedOrder({ id: 'd', createdAt: '2026-01-01T10:00:00.001Z' })
   ]
-  for (const order of arrivals) await storage.create(order)
+  for (const order of arrivals) await storeOrder(storage, order)
 
   const expected = arrivals.map(positionOf).sort()
   const asc = await storage.list({ order: 'asc', limit: 100 })

@@ -286,6 +286,7 @@ function scheduledStorage (s: fc.Scheduler): { storage: OrderStorage, stored: Or
     }
   return {
     storage: {
+      ...storage,
       create: scheduled('create', storage.create),
       get: scheduled('get', storage.get),
       list: scheduled('list', storage.list),

@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { createExampleStorage } from '../examples/storage.js'
 import type { Order } from '../lib/index.js'
+import { storeOrder } from './helper.js'
 
 t.test('the example storage keeps orders in its PGlite data directory across a restart', async t => {
   const env = { DATA_DIR: join(t.testdir(), 'orders-data') }
@@ -22,13 +23,13 @@ t.test('the example storage keeps orders in its PGlite data directory across a r
 
   const before = await createExampleStorage(env)
   await before.storage.init!()
-  await before.storage.create(order, { key: 'k', fingerprint: 'fp', expiresAt: '2026-01-02T10:00:00.000Z' })
+  await storeOrder(before.storage, order, { key: 'k', fingerprint: 'fp', expiresAt: '2026-01-02T10:00:00.000Z' })
   await before.close()
 
   const after = await createExampleStorage(env)
   t.teardown(() => after.close())
   await after.storage.init!()
   t.same(await after.storage.get(order.id), order, 'the order is still there')
-  t.same(await after.storage.create({ ...order, id: 'ord_2' }, { key: 'k', fingerprint: 'fp', expiresAt: '2026-01-02T10:00:00.000Z' }),
+  t.same(await storeOrder(after.storage, { ...order, id: 'ord_2' }, { key: 'k', fingerprint: 'fp', expiresAt: '2026-01-02T10:00:00.000Z' }),
     { created: false, order, fingerprint: 'fp' }, 'and so is its idempotency key')
 })

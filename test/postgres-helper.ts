@@ -15,6 +15,11 @@ export interface TestDatabase {
   connect: () => PostgresClient
   /** A client on one connection of its own, for session settings such as SET ROLE: a pg.Client on a server, the same PGlite. */
   session: () => Promise<PostgresClient>
+  /**
+   * Runs `work` on a client inside a transaction that stays open, still running, until `commit` is
+   * called: a session of its own on a server; on PGlite, a prepared transaction.
+   */
+  openTransaction: (work: (client: PostgresClient) => Promise<void>) => Promise<{ commit: () => Promise<void> }>
   /** A table name no other test uses; its tables are dropped at teardown. */
   freshTable: () => string
   /** A fresh, empty, initialised storage on a table of its own: the factory the conformance suite takes. */
@@ -30,7 +35,8 @@ export async function testDatabase (t: Test): Promise<TestDatabase> {
   let connect: () => PostgresClient
   let session: () => Promise<PostgresClient>
   if (url === undefined || url === '') {
-    const lite = await PGlite.create()
+    // Prepared transactions let one PGlite session leave a transaction running, as another client would.
+    const lite = await PGlite.create({ startParams: [...PGlite.defaultStartParams, '-c', 'max_prepared_transactions=4'] })
     closers.push(() => lite.close())
     client = lite
     connect = () => lite
@@ -53,7 +59,7 @@ export async function testDatabase (t: Test): Promise<TestDatabase> {
   const prefix = `fo_${randomBytes(4).toString('hex')}`
   t.teardown(async () => {
     for (const table of tables) {
-      await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_idempotency_keys"`, [])
+      await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_idempotency_keys", "${table}_events", "${table}_subscriptions"`, [])
     }
     // The first client closes last: it dropped the tables.
     for (const close of closers.reverse()) await close()
@@ -63,11 +69,22 @@ export async function testDatabase (t: Test): Promise<TestDatabase> {
     tables.push(table)
     return table
   }
+  let prepared = 0
+  async function openTransaction (work: (client: PostgresClient) => Promise<void>) {
+    const own = await session()
+    await own.query('BEGIN', [])
+    await work(own)
+    if (own !== client) return { commit: async () => { await own.query('COMMIT', []) } }
+    const name = `fastify_order_test_${prepared++}`
+    await own.query(`PREPARE TRANSACTION '${name}'`, [])
+    return { commit: async () => { await own.query(`COMMIT PREPARED '${name}'`, []) } }
+  }
   return {
     server: url !== undefined && url !== '',
     client,
     connect,
     session,
+    openTransaction,
     freshTable,
     async storage (options = {}) {
       const storage = postgresStorage({ client, table: freshTable(), ...options })

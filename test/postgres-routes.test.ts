@@ -5,7 +5,7 @@ import t from 'tap'
 import { defaultWorkflow, memoryStorage, type ListOrdersQuery, type Order } from '../lib/index.js'
 import { postgresStorage, type PostgresClient } from '../lib/storage/postgres.js'
 import type { OrderStorage } from '../lib/storage/types.js'
-import { buildApp, createOrder, orderBody, post } from './helper.js'
+import { buildApp, createOrder, orderBody, post, storeOrder } from './helper.js'
 import { testDatabase } from './postgres-helper.js'
 
 const db = await testDatabase(t)
@@ -86,8 +86,8 @@ t.test('getOrderList over PostgreSQL pages exactly as the memory storage does, f
       createdAt,
       updatedAt: createdAt
     }
-    await memory.create(order)
-    await storage.create(order)
+    await storeOrder(memory, order)
+    await storeOrder(storage, order)
   }
   const filters: Array<ListOrdersQuery['filter']> = [
     undefined,

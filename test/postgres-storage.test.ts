@@ -2,7 +2,7 @@ import t from 'tap'
 import type { Order } from '../lib/index.js'
 import { postgresStorage, type PostgresClient } from '../lib/storage/postgres.js'
 import type { StorageListQuery } from '../lib/storage/types.js'
-import { storedOrder } from './helper.js'
+import { replaceOrder, storedOrder, storeOrder } from './helper.js'
 import { testDatabase } from './postgres-helper.js'
 
 const db = await testDatabase(t)
@@ -21,13 +21,16 @@ t.test('init creates the tables and indexes, and instances starting at once on o
   await Promise.all([first.init!(), second.init!(), first.init!()])
   await second.init!()
   const { rows } = await db.client.query(
-    'SELECT tablename, indexname FROM pg_indexes WHERE tablename IN ($1, $2) ORDER BY indexname', [table, `${table}_idempotency_keys`])
+    'SELECT tablename, indexname FROM pg_indexes WHERE tablename IN ($1, $2, $3, $4) ORDER BY indexname',
+    [table, `${table}_idempotency_keys`, `${table}_events`, `${table}_subscriptions`])
   t.same(rows.map(row => row.indexname), [
     `${table}_created_idx`, `${table}_customer_created_idx`, `${table}_customer_status_created_idx`,
-    `${table}_idempotency_keys_expires_idx`, `${table}_idempotency_keys_pkey`, `${table}_pkey`, `${table}_status_created_idx`
+    `${table}_events_pkey`, `${table}_events_position_idx`,
+    `${table}_idempotency_keys_expires_idx`, `${table}_idempotency_keys_pkey`, `${table}_pkey`, `${table}_status_created_idx`,
+    `${table}_subscriptions_pkey`
   ])
   const order = storedOrder()
-  t.same(await first.create(order), { created: true, order })
+  t.same(await storeOrder(first, order), { created: true, order })
   t.same(await second.get(order.id), order, 'both instances see one store')
 })
 
@@ -36,7 +39,7 @@ t.test('once its tables exist, the storage runs as a role that may only read and
   await postgresStorage({ client: db.client, table }).init!()
   const role = `${table}_app`
   await db.client.query(`CREATE ROLE "${role}"`, [])
-  await db.client.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON "${table}", "${table}_idempotency_keys" TO "${role}"`, [])
+  await db.client.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON "${table}", "${table}_idempotency_keys", "${table}_events", "${table}_subscriptions" TO "${role}"`, [])
   const session = await db.session()
   await session.query(`SET ROLE "${role}"`, [])
   t.teardown(async () => {
@@ -48,8 +51,8 @@ t.test('once its tables exist, the storage runs as a role that may only read and
   const storage = postgresStorage({ client: session, table })
   await storage.init!()
   const order = storedOrder()
-  t.same(await storage.create(order, claimOf('k', 'fp')), { created: true, order })
-  t.equal(await storage.replace({ ...order, status: 'paid', version: 2 }, 1), true)
+  t.same(await storeOrder(storage, order, claimOf('k', 'fp')), { created: true, order })
+  t.equal(await replaceOrder(storage, { ...order, status: 'paid', version: 2 }, 1), true)
   t.same(await storage.list({ statuses: ['paid'], order: 'asc', limit: 5 }), [{ ...order, status: 'paid', version: 2 }])
   await t.rejects(postgresStorage({ client: session, table: db.freshTable() }).init!(), { code: '42501' },
     'the role could not have created them')
@@ -66,7 +69,7 @@ t.test('orders come back exactly as stored, whatever characters their strings ho
     total: Number.MAX_SAFE_INTEGER,
     metadata: JSON.parse('{"__proto__":"kept","z":"\\u0000","a":"first"}')
   })
-  await storage.create(order)
+  await storeOrder(storage, order)
   const stored = await storage.get(order.id)
   t.same(stored, order)
   t.equal(stored!.createdAt, '2026-03-04T05:06:07.008Z')
@@ -79,7 +82,7 @@ t.test('orders come back exactly as stored, whatever characters their strings ho
 t.test('ids at the same instant are ordered as JavaScript compares strings', async t => {
   const storage = await db.storage()
   const ids = ['b', 'B', 'a', '_', '~', '0', 'é', 'a-1', 'a1', 'Z']
-  for (const id of ids) await storage.create(storedOrder({ id }))
+  for (const id of ids) await storeOrder(storage, storedOrder({ id }))
   const asc = (await storage.list({ order: 'asc', limit: 20 })).map(order => order.id)
   t.same(asc, [...ids].sort())
   const desc = (await storage.list({ order: 'desc', limit: 20 })).map(order => order.id)
@@ -92,21 +95,21 @@ t.test('ids at the same instant are ordered as JavaScript compares strings', asy
 t.test('a create with a live idempotency key stores nothing and returns the first order and its fingerprint', async t => {
   const storage = await db.storage()
   const first = storedOrder()
-  t.same(await storage.create(first, claimOf('k1', 'fp-1')), { created: true, order: first })
+  t.same(await storeOrder(storage, first, claimOf('k1', 'fp-1')), { created: true, order: first })
   const second = storedOrder({ createdAt: '2026-01-01T11:00:00.000Z' })
-  t.same(await storage.create(second, claimOf('k1', 'fp-2')), { created: false, order: first, fingerprint: 'fp-1' })
+  t.same(await storeOrder(storage, second, claimOf('k1', 'fp-2')), { created: false, order: first, fingerprint: 'fp-1' })
   t.equal(await storage.get(second.id), undefined)
-  t.same(await storage.create(second, claimOf('k2', 'fp-2')), { created: true, order: second }, 'another key is another claim')
+  t.same(await storeOrder(storage, second, claimOf('k2', 'fp-2')), { created: true, order: second }, 'another key is another claim')
 })
 
 t.test('a key is free again once it has expired', async t => {
   const storage = await db.storage()
   const first = storedOrder()
-  await storage.create(first, claimOf('k', 'fp-1', '2026-01-01T10:00:01.000Z'))
+  await storeOrder(storage, first, claimOf('k', 'fp-1', '2026-01-01T10:00:01.000Z'))
   const atExpiry = storedOrder({ createdAt: '2026-01-01T10:00:01.000Z' })
-  t.same(await storage.create(atExpiry, claimOf('k', 'fp-2', '2026-01-01T10:00:02.000Z')), { created: true, order: atExpiry })
+  t.same(await storeOrder(storage, atExpiry, claimOf('k', 'fp-2', '2026-01-01T10:00:02.000Z')), { created: true, order: atExpiry })
   const replay = storedOrder({ createdAt: '2026-01-01T10:00:01.500Z' })
-  t.same(await storage.create(replay, claimOf('k', 'fp-3')), { created: false, order: atExpiry, fingerprint: 'fp-2' })
+  t.same(await storeOrder(storage, replay, claimOf('k', 'fp-3')), { created: false, order: atExpiry, fingerprint: 'fp-2' })
 })
 
 t.test('expired keys are purged a bounded batch at a time by later creates', async t => {
@@ -115,10 +118,10 @@ t.test('expired keys are purged a bounded batch at a time by later creates', asy
   await storage.init!()
   const keys = `${table}_idempotency_keys`
   for (let i = 0; i < 15; i++) {
-    await storage.create(storedOrder(), claimOf(`old-${i}`, 'fp', '2026-01-01T10:00:00.001Z'))
+    await storeOrder(storage, storedOrder(), claimOf(`old-${i}`, 'fp', '2026-01-01T10:00:00.001Z'))
   }
   t.equal(await count(keys), 15)
-  const later = (key: string) => storage.create(storedOrder({ createdAt: '2026-01-05T00:00:00.000Z' }), claimOf(key, 'fp', '2026-01-06T00:00:00.000Z'))
+  const later = (key: string) => storeOrder(storage, storedOrder({ createdAt: '2026-01-05T00:00:00.000Z' }), claimOf(key, 'fp', '2026-01-06T00:00:00.000Z'))
   await later('new-1')
   t.equal(await count(keys), 15 - 10 + 1, 'ten expired keys went')
   await later('new-2')
@@ -130,9 +133,9 @@ t.test('a key whose order cannot be read answers "in progress"', async t => {
   const table = db.freshTable()
   const storage = postgresStorage({ client: db.client, table })
   await storage.init!()
-  await storage.create(storedOrder(), claimOf('k', 'fp'))
+  await storeOrder(storage, storedOrder(), claimOf('k', 'fp'))
   await db.client.query(`DELETE FROM "${table}"`, [])
-  t.same(await storage.create(storedOrder(), claimOf('k', 'fp')), { created: false, inProgress: true })
+  t.same(await storeOrder(storage, storedOrder(), claimOf('k', 'fp')), { created: false, inProgress: true })
   t.equal(await count(table), 0)
 })
 
@@ -141,17 +144,17 @@ t.test('a create that fails stores neither the order nor its key', async t => {
   const storage = postgresStorage({ client: db.client, table })
   await storage.init!()
   const order = storedOrder()
-  await storage.create(order)
-  await t.rejects(storage.create(storedOrder({ id: order.id }), claimOf('k', 'fp')), 'the id is taken')
+  await storeOrder(storage, order)
+  await t.rejects(storeOrder(storage, storedOrder({ id: order.id }), claimOf('k', 'fp')), 'the id is taken')
   t.equal(await count(`${table}_idempotency_keys`), 0)
   const retry = storedOrder()
-  t.same(await storage.create(retry, claimOf('k', 'fp')), { created: true, order: retry }, 'the key is still free')
+  t.same(await storeOrder(storage, retry, claimOf('k', 'fp')), { created: true, order: retry }, 'the key is still free')
 })
 
 t.test('replace is a compare-and-set on the stored version', async t => {
   const storage = await db.storage()
   const order = storedOrder()
-  await storage.create(order)
+  await storeOrder(storage, order)
   const paid: Order = {
     ...order,
     status: 'paid',
@@ -159,12 +162,12 @@ t.test('replace is a compare-and-set on the stored version', async t => {
     statusHistory: [...order.statusHistory, { status: 'paid', at: '2026-01-01T10:05:00.000Z', reason: 'card' }],
     updatedAt: '2026-01-01T10:05:00.000Z'
   }
-  t.equal(await storage.replace(paid, 2), false, 'a stale expected version changes nothing')
+  t.equal(await replaceOrder(storage, paid, 2), false, 'a stale expected version changes nothing')
   t.same(await storage.get(order.id), order)
-  t.equal(await storage.replace(paid, 1), true)
+  t.equal(await replaceOrder(storage, paid, 1), true)
   t.same(await storage.get(order.id), paid)
-  t.equal(await storage.replace(paid, 1), false, 'the same swap cannot happen twice')
-  t.equal(await storage.replace(storedOrder({ id: 'missing' }), 1), false, 'an unknown id is not replaced')
+  t.equal(await replaceOrder(storage, paid, 1), false, 'the same swap cannot happen twice')
+  t.equal(await replaceOrder(storage, storedOrder({ id: 'missing' }), 1), false, 'an unknown id is not replaced')
   t.same(await storage.list({ statuses: ['paid'], order: 'desc', limit: 5 }), [paid], 'the status index follows')
   t.same(await storage.list({ statuses: ['pending'], order: 'desc', limit: 5 }), [])
 })
@@ -173,11 +176,11 @@ t.test('the table option names the tables, so two stores share one database with
   const one = await db.storage()
   const other = await db.storage()
   const order = storedOrder()
-  await one.create(order, claimOf('k', 'fp'))
+  await storeOrder(one, order, claimOf('k', 'fp'))
   t.equal(await other.get(order.id), undefined)
   t.same(await other.list({ order: 'desc', limit: 5 }), [])
   const second = storedOrder()
-  t.same(await other.create(second, claimOf('k', 'fp')), { created: true, order: second }, 'keys are per store too')
+  t.same(await storeOrder(other, second, claimOf('k', 'fp')), { created: true, order: second }, 'keys are per store too')
 })
 
 t.test('a table name that is not a plain identifier is refused when the storage is made', async t => {

@@ -30,6 +30,7 @@ function failingStorage (inner: OrderStorage, failure: Failure, failing: Readonl
       return Promise.reject(new Error(SECRET))
     }) as F
   return {
+    ...inner,
     create: wrap('create', inner.create),
     get: wrap('get', inner.get),
     list: wrap('list', inner.list),

@@ -1,11 +1,23 @@
 // memoryStorage(): the in-process default, indexed so a page costs the same at any store size.
+import type { OrderEvent } from '../events.js'
 import type { Order } from '../schemas.js'
-import type { CreateResult, IdempotencyClaim, OrderStorage, StorageListQuery } from './types.js'
+import type { CreateResult, IdempotencyClaim, Lease, LeaseRequest, OrderStorage, StorageListQuery } from './types.js'
 
 interface StoredClaim {
   fingerprint: string
   orderId: string
   expiresAt: string
+}
+
+interface StoredSubscription {
+  holder: string | null
+  /** Date.now() after which the lease has lapsed. */
+  expiresAt: number
+  /** Date.now() of the last time a holder took or renewed the lease. */
+  heldAt: number
+  /** Feed position of the last event handled (or of the last event stored before a `now` start). */
+  position: number
+  lastEventId: string | null
 }
 
 interface Position {
@@ -127,7 +139,30 @@ export function memoryStorage (): OrderStorage {
     }
   }
 
-  function create (order: Order, claim?: IdempotencyClaim): CreateResult {
+  // The feed: events in the order they were stored, each committed at once. The event at feed
+  // position p sits at events[p - base]; purging moves `oldest` forward and compacts now and then.
+  const events: OrderEvent[] = []
+  const positions = new Map<string, number>()
+  let base = 0
+  let oldest = 0
+  const subscriptions = new Map<string, StoredSubscription>()
+
+  function append (event: OrderEvent): void {
+    positions.set(event.id, base + events.length)
+    events.push(event)
+  }
+
+  function assertNewEvent (event: OrderEvent): void {
+    if (positions.has(event.id)) throw new Error(`event id ${event.id} is already stored`)
+  }
+
+  /** Up to `limit` events from feed position `from` on. */
+  function eventsFrom (from: number, limit: number): OrderEvent[] {
+    const start = Math.max(from - base, oldest)
+    return events.slice(start, start + limit)
+  }
+
+  function create (order: Order, event: OrderEvent, claim?: IdempotencyClaim): CreateResult {
     if (claim !== undefined) {
       purgeExpiredClaims(order.createdAt)
       const stored = claims.get(claim.key)
@@ -136,7 +171,9 @@ export function memoryStorage (): OrderStorage {
       }
     }
     if (byId.has(order.id)) throw new Error(`order id ${order.id} is already stored`)
+    assertNewEvent(event)
     byId.set(order.id, order)
+    append(event)
     insert(indexOf(byStatus, order.status), order)
     insert(indexOf(byCustomerStatus, customerStatusKey(order.customerId, order.status)), order)
     if (claim !== undefined) {
@@ -183,10 +220,12 @@ export function memoryStorage (): OrderStorage {
     return page
   }
 
-  function replace (order: Order, expectedVersion: number): boolean {
+  function replace (order: Order, expectedVersion: number, event: OrderEvent): boolean {
     const previous = byId.get(order.id)
     if (previous === undefined || previous.version !== expectedVersion) return false
+    assertNewEvent(event)
     byId.set(order.id, order)
+    append(event)
     const byCustomerKey = customerStatusKey(order.customerId, order.status)
     if (previous.status !== order.status) {
       remove(byStatus.get(previous.status)!, previous)
@@ -200,10 +239,77 @@ export function memoryStorage (): OrderStorage {
     return true
   }
 
+  function listEvents (after: string | undefined, limit: number): OrderEvent[] | undefined {
+    if (after === undefined) return eventsFrom(0, limit)
+    const position = positions.get(after)
+    return position === undefined ? undefined : eventsFrom(position + 1, limit)
+  }
+
+  function purgeEvents (before: string, limit: number): number {
+    // Live subscriptions (held after `before`) keep every event they have not handled.
+    const heldSince = Date.parse(before)
+    let keepFrom = Infinity
+    for (const subscription of subscriptions.values()) {
+      if (subscription.heldAt > heldSince) keepFrom = Math.min(keepFrom, subscription.position + 1)
+    }
+    let count = 0
+    for (; count < limit && oldest < events.length && base + oldest < keepFrom; count++) {
+      const event = events[oldest]!
+      if (event.at >= before) break
+      positions.delete(event.id)
+      oldest++
+    }
+    if (oldest > 1024 && oldest * 2 > events.length) {
+      events.splice(0, oldest)
+      base += oldest
+      oldest = 0
+    }
+    return count
+  }
+
+  function lease ({ name, holder, ttl, from }: LeaseRequest): Lease {
+    const now = Date.now()
+    let subscription = subscriptions.get(name)
+    if (subscription === undefined) {
+      const position = from === 'now' ? base + events.length - 1 : -1
+      subscription = { holder: null, expiresAt: 0, heldAt: 0, position, lastEventId: null }
+      subscriptions.set(name, subscription)
+    }
+    const held = subscription.holder === holder || subscription.holder === null || subscription.expiresAt <= now
+    if (held) Object.assign(subscription, { holder, expiresAt: now + ttl, heldAt: now })
+    return { held, lastEventId: subscription.lastEventId }
+  }
+
+  function readSubscription (name: string, limit: number): OrderEvent[] {
+    const subscription = subscriptions.get(name)
+    // Purging keeps what a live subscription has not handled; one that lapsed resumes at the oldest kept.
+    return subscription === undefined ? [] : eventsFrom(subscription.position + 1, limit)
+  }
+
+  function checkpoint (name: string, holder: string, lastEventId: string | null, eventId: string): boolean {
+    const subscription = subscriptions.get(name)
+    const position = positions.get(eventId)
+    if (subscription?.holder !== holder || subscription.lastEventId !== lastEventId || position === undefined) return false
+    subscription.position = position
+    subscription.lastEventId = eventId
+    return true
+  }
+
+  function release (name: string, holder: string): void {
+    const subscription = subscriptions.get(name)
+    if (subscription?.holder === holder) Object.assign(subscription, { holder: null, expiresAt: 0 })
+  }
+
   return {
-    create: async (order, claim) => create(order, claim),
+    create: async (order, event, claim) => create(order, event, claim),
     get: async (id) => byId.get(id),
     list: async (query) => list(query),
-    replace: async (order, expectedVersion) => replace(order, expectedVersion)
+    replace: async (order, expectedVersion, event) => replace(order, expectedVersion, event),
+    listEvents: async ({ after, limit }) => listEvents(after, limit),
+    purgeEvents: async (before, limit) => purgeEvents(before, limit),
+    lease: async (request) => lease(request),
+    readSubscription: async (name, limit) => readSubscription(name, limit),
+    checkpoint: async (name, holder, lastEventId, eventId) => checkpoint(name, holder, lastEventId, eventId),
+    release: async (name, holder) => release(name, holder)
   }
 }

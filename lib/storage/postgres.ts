@@ -1,8 +1,9 @@
 // postgresStorage(): orders in PostgreSQL through pg.Pool, pg.Client or PGlite; atomic by single statements.
 import { createHash } from 'node:crypto'
 import { codes } from '../errors.js'
+import type { OrderEvent } from '../events.js'
 import type { Order } from '../schemas.js'
-import type { CreateResult, IdempotencyClaim, OrderStorage, StorageListQuery } from './types.js'
+import type { CreateResult, IdempotencyClaim, Lease, OrderStorage, StorageListQuery } from './types.js'
 
 /** What the adapter needs of a client: `pg.Pool`, `pg.Client` and PGlite all have it. */
 export interface PostgresClient {
@@ -13,8 +14,8 @@ export interface PostgresStorageOptions {
   /** Runs every statement. A `pg.Pool` lets several statements run at once; each one is atomic alone. */
   client: PostgresClient
   /**
-   * Name of the orders table; the idempotency keys live in `<table>_idempotency_keys` and indexes are
-   * named after it, so two plugins can share one database under two names. Letters, digits and `_`,
+   * Name of the orders table; the idempotency keys live in `<table>_idempotency_keys`, the event feed in
+   * `<table>_events`, subscriptions in `<table>_subscriptions`, and indexes are named after it, so two plugins can share one database under two names. Letters, digits and `_`,
    * at most 32 characters. Resolved through the connection's `search_path`. Default: `fastify_orders`.
    */
   table?: string
@@ -38,6 +39,15 @@ function columnText (value: string): string {
   return JSON.stringify(value).slice(1, -1)
 }
 
+/**
+ * The event as its `payload` column holds it, built around the order's JSON rather than serializing
+ * the order a second time. The keys are those of OrderEvent, in its order.
+ */
+function payloadOf (event: OrderEvent, orderJson: string): string {
+  const from = event.type === 'statusChanged' ? `,"from":${JSON.stringify(event.from)}` : ''
+  return `{"id":"${event.id}","type":"${event.type}","at":"${event.at}","order":${orderJson}${from}}`
+}
+
 /** One row of an idempotency lookup: both null unless the key is live and its order stored. */
 interface ClaimRow {
   fingerprint: string | null
@@ -57,14 +67,17 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
   }
   const orders = quote(table)
   const keys = quote(`${table}_idempotency_keys`)
+  const events = quote(`${table}_events`)
+  const subscriptions = quote(`${table}_subscriptions`)
   const indexes = {
     created: quote(`${table}_created_idx`),
     customer: quote(`${table}_customer_created_idx`),
     status: quote(`${table}_status_created_idx`),
     customerStatus: quote(`${table}_customer_status_created_idx`),
-    keysExpiry: quote(`${table}_idempotency_keys_expires_idx`)
+    keysExpiry: quote(`${table}_idempotency_keys_expires_idx`),
+    feed: quote(`${table}_events_position_idx`)
   }
-  const relations = [orders, keys, ...Object.values(indexes)]
+  const relations = [orders, keys, events, subscriptions, ...Object.values(indexes)]
   // One advisory lock per table name serializes concurrent init() of instances starting together.
   const initLock = createHash('sha256').update(`fastify-order:${table}`).digest().readBigInt64BE(0)
 
@@ -97,15 +110,40 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
         expires_at text COLLATE "C" NOT NULL
       );
       CREATE INDEX IF NOT EXISTS ${indexes.keysExpiry} ON ${keys} (expires_at);
+      CREATE TABLE IF NOT EXISTS ${events} (
+        id uuid PRIMARY KEY,
+        aggregatetype text NOT NULL,
+        aggregateid text COLLATE "C" NOT NULL,
+        type text NOT NULL,
+        payload json NOT NULL,
+        at text COLLATE "C" NOT NULL,
+        tx xid8 NOT NULL DEFAULT pg_current_xact_id(),
+        seq bigint GENERATED ALWAYS AS IDENTITY
+      );
+      CREATE UNIQUE INDEX IF NOT EXISTS ${indexes.feed} ON ${events} (tx, seq);
+      CREATE TABLE IF NOT EXISTS ${subscriptions} (
+        name text COLLATE "C" PRIMARY KEY,
+        holder text COLLATE "C",
+        lease_expires_at timestamptz,
+        held_at timestamptz NOT NULL,
+        tx xid8 NOT NULL,
+        seq bigint NOT NULL,
+        last_event_id uuid,
+        start_snapshot pg_snapshot
+      );
     END IF;
   END $fastify_order$`
 
   const orderColumns = '(id, customer_id, status, created_at, version, document)'
   const orderValues = '$1::text, $2::text, $3::text, $4::text, $5::bigint, $6::text::json'
-  const orderParams = (order: Order) => [
-    columnText(order.id), columnText(order.customerId), columnText(order.status), order.createdAt, order.version,
-    JSON.stringify(order)
+  const orderParams = (order: Order, orderJson: string) => [
+    columnText(order.id), columnText(order.customerId), columnText(order.status), order.createdAt, order.version, orderJson
   ]
+  // The event row of the change that `source` (a CTE returning the order id) stored, from four
+  // parameters from `first` on: in the same statement as the change, so both commit or neither does.
+  const insertEvent = (source: string, first: number) => `INSERT INTO ${events} (id, aggregatetype, aggregateid, type, payload, at)
+    SELECT $${first}::uuid, 'order', ${source}.id, $${first + 1}::text, $${first + 2}::text::json, $${first + 3}::text FROM ${source}`
+  const eventParams = (event: OrderEvent, orderJson: string) => [event.id, event.type, payloadOf(event, orderJson), event.at]
 
   // The claim of a key that is live at an instant, and its order, as exactly one row.
   const liveClaim = (key: string, instant: string) => `k.fingerprint::text AS fingerprint, o.document::text AS document
@@ -128,18 +166,24 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
       RETURNING order_id
     ), inserted AS (
       INSERT INTO ${orders} ${orderColumns} SELECT ${orderValues} FROM claim RETURNING id
+    ), event AS (
+      ${insertEvent('inserted', 10)}
     )
     SELECT EXISTS (SELECT 1 FROM inserted) AS created, ${liveClaim('$7', '$4')}`
   const readClaim = `SELECT ${liveClaim('$1', '$2')}`
 
-  async function create (order: Order, claim?: IdempotencyClaim): Promise<CreateResult> {
+  const insert = `WITH inserted AS (INSERT INTO ${orders} ${orderColumns} VALUES (${orderValues}) RETURNING id)
+    ${insertEvent('inserted', 7)}`
+
+  async function create (order: Order, event: OrderEvent, claim?: IdempotencyClaim): Promise<CreateResult> {
+    const orderJson = JSON.stringify(order)
     if (claim === undefined) {
-      await query(`INSERT INTO ${orders} ${orderColumns} VALUES (${orderValues})`, orderParams(order))
+      await query(insert, [...orderParams(order, orderJson), ...eventParams(event, orderJson)])
       return { created: true, order }
     }
     const key = columnText(claim.key)
     const [outcome] = await query<ClaimRow & { created: boolean }>(claimAndInsert, [
-      ...orderParams(order), key, JSON.stringify(claim.fingerprint), claim.expiresAt
+      ...orderParams(order, orderJson), key, JSON.stringify(claim.fingerprint), claim.expiresAt, ...eventParams(event, orderJson)
     ])
     if (outcome!.created) return { created: true, order }
     // A fresh statement sees what a concurrent claim committed while the first one waited on it.
@@ -218,17 +262,102 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
     return rows.map(row => JSON.parse(row.document))
   }
 
-  async function replace (order: Order, expectedVersion: number): Promise<boolean> {
-    const rows = await query(`UPDATE ${orders} SET ${orderColumns} = (${orderValues})
-      WHERE id = $1::text AND version = $7::bigint RETURNING 1`, [...orderParams(order), expectedVersion])
+  const update = `WITH updated AS (
+      UPDATE ${orders} SET ${orderColumns} = (${orderValues}) WHERE id = $1::text AND version = $7::bigint RETURNING id
+    )
+    ${insertEvent('updated', 8)} RETURNING 1`
+
+  async function replace (order: Order, expectedVersion: number, event: OrderEvent): Promise<boolean> {
+    const orderJson = JSON.stringify(order)
+    const rows = await query(update, [...orderParams(order, orderJson), expectedVersion, ...eventParams(event, orderJson)])
     return rows.length === 1
   }
+
+  // The feed is read only below the oldest transaction still running anywhere in the database: every
+  // event there has committed (or never will), so nothing can later take a place before one listed.
+  // Positions are (writing transaction, sequence); the sequence alone commits out of order.
+  const readable = 'e.tx < pg_snapshot_xmin(pg_current_snapshot())'
+  const firstEvents = `SELECT e.payload::text AS payload FROM ${events} AS e WHERE ${readable} ORDER BY e.tx, e.seq LIMIT $1::int`
+  // One row even when the page is empty, so "after is unknown" and "nothing new" are told apart.
+  const eventsAfter = `SELECT after.id IS NOT NULL AS found, page.payload FROM (SELECT 1) AS one
+    LEFT JOIN ${events} AS after ON after.id = $1::uuid
+    LEFT JOIN LATERAL (
+      SELECT e.payload::text AS payload, e.tx, e.seq FROM ${events} AS e
+      WHERE (e.tx, e.seq) > (after.tx, after.seq) AND ${readable}
+      ORDER BY e.tx, e.seq LIMIT $2::int
+    ) AS page ON true
+    ORDER BY page.tx, page.seq`
+
+  async function listEvents ({ after, limit }: { after?: string, limit: number }): Promise<OrderEvent[] | undefined> {
+    if (after === undefined) {
+      return (await query<{ payload: string }>(firstEvents, [limit])).map(row => JSON.parse(row.payload))
+    }
+    const rows = await query<{ found: boolean, payload: string | null }>(eventsAfter, [after, limit])
+    if (!rows[0]!.found) return undefined
+    return rows[0]!.payload === null ? [] : rows.map(row => JSON.parse(row.payload!))
+  }
+
+  // The oldest events in feed order, those among them stored before the cutoff, except what a
+  // subscription held since the cutoff has not handled: at most `limit` rows looked at and deleted.
+  const purge = `DELETE FROM ${events} WHERE id IN (
+      SELECT oldest.id FROM (SELECT id, at, tx, seq FROM ${events} ORDER BY tx, seq LIMIT $2::int) AS oldest
+      WHERE oldest.at < $1::text AND NOT EXISTS (
+        SELECT 1 FROM ${subscriptions} AS s WHERE s.held_at > $1::timestamptz AND (oldest.tx, oldest.seq) > (s.tx, s.seq)))
+    RETURNING 1`
+
+  // Creates the subscription where `from` says (`now`: past every event the current snapshot sees as
+  // committed, remembered so that none of them is delivered even if it sorts later), then takes the
+  // lease if it is free, lapsed or the holder's own. The database's clock times every lease.
+  const lease = `WITH snapshot AS (SELECT pg_current_snapshot() AS snapshot), taken AS (
+      INSERT INTO ${subscriptions} AS s (name, holder, lease_expires_at, held_at, tx, seq, start_snapshot)
+      SELECT $1::text, $2::text, clock_timestamp() + $3::int * interval '1 millisecond', clock_timestamp(),
+        CASE WHEN $4::text = 'now' THEN pg_snapshot_xmin(snapshot) ELSE '0'::xid8 END, -1,
+        CASE WHEN $4::text = 'now' THEN snapshot END
+      FROM snapshot
+      ON CONFLICT (name) DO UPDATE
+        SET holder = EXCLUDED.holder, lease_expires_at = EXCLUDED.lease_expires_at, held_at = EXCLUDED.held_at
+        WHERE s.holder IS NULL OR s.holder = EXCLUDED.holder OR s.lease_expires_at <= clock_timestamp()
+      RETURNING last_event_id
+    )
+    SELECT true AS held, last_event_id::text AS "lastEventId" FROM taken
+    UNION ALL
+    SELECT false, last_event_id::text FROM ${subscriptions} WHERE name = $1::text AND NOT EXISTS (SELECT 1 FROM taken)`
+
+  const readSubscription = `SELECT page.payload FROM ${subscriptions} AS s CROSS JOIN LATERAL (
+      SELECT e.payload::text AS payload, e.tx, e.seq FROM ${events} AS e
+      WHERE (e.tx, e.seq) > (s.tx, s.seq) AND ${readable}
+        AND (s.start_snapshot IS NULL OR NOT pg_visible_in_snapshot(e.tx, s.start_snapshot))
+      ORDER BY e.tx, e.seq LIMIT $2::int
+    ) AS page
+    WHERE s.name = $1::text
+    ORDER BY page.tx, page.seq`
+
+  // Past the start snapshot's xmax no event can have been visible to it, so it is dropped.
+  const checkpoint = `UPDATE ${subscriptions} AS s SET tx = e.tx, seq = e.seq, last_event_id = e.id,
+      start_snapshot = CASE WHEN e.tx < pg_snapshot_xmax(s.start_snapshot) THEN s.start_snapshot END
+    FROM ${events} AS e
+    WHERE s.name = $1::text AND s.holder = $2::text AND s.last_event_id IS NOT DISTINCT FROM $3::uuid AND e.id = $4::uuid
+    RETURNING 1`
 
   return {
     init: async () => { await query(createSchema, []) },
     create,
     get,
     list,
-    replace
+    replace,
+    listEvents,
+    purgeEvents: async (before, limit) => (await query(purge, [before, limit])).length,
+    lease: async ({ name, holder, ttl, from }) => {
+      const [row] = await query<Lease>(lease, [name, holder, ttl, from])
+      // No row: another instance created the subscription while this statement ran; the next call sees it.
+      return row ?? { held: false, lastEventId: null }
+    },
+    readSubscription: async (name, limit) =>
+      (await query<{ payload: string }>(readSubscription, [name, limit])).map(row => JSON.parse(row.payload)),
+    checkpoint: async (name, holder, lastEventId, eventId) =>
+      (await query(checkpoint, [name, holder, lastEventId, eventId])).length === 1,
+    release: async (name, holder) => {
+      await query(`UPDATE ${subscriptions} SET holder = NULL, lease_expires_at = NULL WHERE name = $1::text AND holder = $2::text`, [name, holder])
+    }
   }
 }

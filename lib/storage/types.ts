@@ -1,4 +1,5 @@
 // The OrderStorage interface: what the plugin needs from a database, and nothing of its business rules.
+import type { OrderEvent } from '../events.js'
 import type { Order } from '../schemas.js'
 
 /** The idempotency key a create claims, stored atomically with the order it created. */
@@ -38,26 +39,87 @@ export interface StorageListQuery {
   limit: number
 }
 
+/** One page of the event feed. */
+export interface StorageEventQuery {
+  /** Only events after the event with this id in feed order; absent: from the oldest retained event. */
+  after?: string
+  /** How many events at most. */
+  limit: number
+}
+
+/** Takes or renews a subscription's lease. */
+export interface LeaseRequest {
+  /** The subscription's name, shared by every instance that runs it. */
+  name: string
+  /** Who asks: one random id per subscription runner. */
+  holder: string
+  /** How long the lease lasts from now, in milliseconds, unless renewed. */
+  ttl: number
+  /**
+   * Where a subscription that does not exist yet starts: `start`, before the oldest retained event;
+   * `now`, after every event committed so far (and none of them is ever delivered to it).
+   */
+  from: 'now' | 'start'
+}
+
+export interface Lease {
+  /** Whether `holder` now holds the lease. */
+  held: boolean
+  /** The id of the last event the subscription checkpointed, or null before the first. */
+  lastEventId: string | null
+}
+
 /**
  * Where orders live. Adapters only store: totals, workflow, limits and scope are the plugin's.
  * Every method may throw (or reject); the plugin turns that into 503 ORDER_STORAGE_UNAVAILABLE.
- * Orders passed in and returned are plain JSON values; the plugin never mutates what it gets back.
+ * Orders and events passed in and returned are plain JSON values; the plugin never mutates what it gets back.
+ *
+ * Every change is stored with its event in one atomic step: a create or replace that fails, or that
+ * stores nothing (a live claim, a stale version), stores no event either.
  */
 export interface OrderStorage {
   /** Prepares the store (tables, indexes); the plugin awaits it at register, before serving. */
   init?: () => Promise<void>
   /**
-   * Stores a new order. With a claim, stores the claim in the same atomic step, or stores nothing
-   * and returns the order of the live claim already stored under `claim.key`.
+   * Stores a new order and its `created` event. With a claim, stores the claim in the same atomic
+   * step, or stores nothing and returns the order of the live claim already stored under `claim.key`.
    */
-  create: (order: Order, claim?: IdempotencyClaim) => Promise<CreateResult>
+  create: (order: Order, event: OrderEvent, claim?: IdempotencyClaim) => Promise<CreateResult>
   /** The order with this id, or undefined. */
   get: (id: string) => Promise<Order | undefined>
   /** A page of matching orders in the requested order, at most `limit` long. */
   list: (query: StorageListQuery) => Promise<Order[]>
   /**
-   * Compare-and-set: replaces the stored order with the same id by `order` only if the stored
-   * version is still `expectedVersion`. Returns whether it did.
+   * Compare-and-set: replaces the stored order with the same id by `order`, and stores `event`, only
+   * if the stored version is still `expectedVersion`. Returns whether it did.
    */
-  replace: (order: Order, expectedVersion: number) => Promise<boolean>
+  replace: (order: Order, expectedVersion: number, event: OrderEvent) => Promise<boolean>
+  /**
+   * A page of the feed in feed order, or undefined when `after` names no event in it (unknown or
+   * purged). Feed order never changes once an event is listed: an event whose change commits later
+   * never takes a place before one already listed, so a reader that passes the last id it got never
+   * skips one. An event is listed once its change has committed (and, where commits can land out of
+   * order, once every change that could come before it has too).
+   */
+  listEvents: (query: StorageEventQuery) => Promise<OrderEvent[] | undefined>
+  /**
+   * Deletes at most `limit` of the oldest events whose `at` is before `before` (ISO), keeping every
+   * event that a subscription which held its lease after `before` has not checkpointed yet.
+   * Returns how many it deleted.
+   */
+  purgeEvents: (before: string, limit: number) => Promise<number>
+  /**
+   * Creates the subscription when absent (where `from` says), then gives `holder` the lease when it is
+   * free, lapsed, or already `holder`'s, until `ttl` from now.
+   */
+  lease: (request: LeaseRequest) => Promise<Lease>
+  /** The next events of the subscription after its checkpoint, in feed order, at most `limit`. */
+  readSubscription: (name: string, limit: number) => Promise<OrderEvent[]>
+  /**
+   * Compare-and-set of the checkpoint: moves it to `eventId` only while `holder` is the lease's holder
+   * and the checkpoint is still `lastEventId`. Returns whether it did.
+   */
+  checkpoint: (name: string, holder: string, lastEventId: string | null, eventId: string) => Promise<boolean>
+  /** Gives up the lease if `holder` holds it, so another instance may take over at once. */
+  release: (name: string, holder: string) => Promise<void>
 }
