@@ -1,10 +1,12 @@
 // Builds apps for the tests: a Fastify instance with the plugin, and the bodies a client sends.
 import { randomUUID } from 'node:crypto'
+import { Writable } from 'node:stream'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import tap, { type Test } from 'tap'
 import { createdEvent, statusChangedEvent } from '../lib/events.js'
 import orderPlugin, {
-  memoryStorage, type CreateOrderInput, type IdempotencyClaim, type Order, type OrderPluginOptions, type OrderStorage
+  memoryStorage, type CreateOrderInput, type IdempotencyClaim, type Order, type OrderEvent, type OrderPluginOptions,
+  type OrderStorage
 } from '../lib/index.js'
 import type { TestDatabase } from './postgres-helper.js'
 
@@ -83,4 +85,43 @@ export function storeOrder (storage: OrderStorage, order: Order, claim?: Idempot
 /** Replaces `order` with its `statusChanged` event (from the status before its last history entry). */
 export function replaceOrder (storage: OrderStorage, order: Order, expectedVersion: number) {
   return storage.replace(order, expectedVersion, statusChangedEvent(order, order.statusHistory.at(-2)?.status ?? order.status))
+}
+
+/**
+ * Reads app.orders' event feed after `after` until it has listed `count` events. A feed may list a
+ * change a little after it returns (on PostgreSQL, once older transactions anywhere have ended).
+ */
+export async function waitForEvents (app: FastifyInstance, count: number, after?: string): Promise<OrderEvent[]> {
+  const events: OrderEvent[] = []
+  const deadline = Date.now() + 10_000
+  while (events.length < count) {
+    const { items } = await app.orders.listEvents({ after: events.at(-1)?.id ?? after })
+    events.push(...items)
+    if (items.length === 0) {
+      if (Date.now() > deadline) throw new Error(`the feed listed ${events.length} of ${count} events within 10 s`)
+      await new Promise(resolve => setTimeout(resolve, 10))
+    }
+  }
+  return events
+}
+
+/** Resolves once `check` returns true; fails after 10 s with `what`. */
+export async function eventually (what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000
+  while (!await check()) {
+    if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`)
+    await new Promise(resolve => setTimeout(resolve, 10))
+  }
+}
+
+/** A logger destination that keeps every line, parsed. */
+export function logLines () {
+  const lines: Array<Record<string, any>> = []
+  const stream = new Writable({
+    write (chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line !== '') lines.push(JSON.parse(line))
+      done()
+    }
+  })
+  return { lines, stream }
 }

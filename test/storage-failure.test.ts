@@ -1,23 +1,10 @@
 // Storage failures and event listeners: a failing adapter is a 503 with the cause logged, never a half-written order.
-import { Writable } from 'node:stream'
 import Fastify from 'fastify'
 import t from 'tap'
 import { memoryStorage, orderPlugin, type Order, type OrderStorage } from '../lib/index.js'
-import { buildApp, createOrder, orderBody, post } from './helper.js'
+import { buildApp, createOrder, logLines, orderBody, post } from './helper.js'
 
 const SECRET = 'connect ECONNREFUSED 10.0.0.7:5432 password=hunter2'
-
-/** A logger destination that keeps every line, parsed. */
-function logLines () {
-  const lines: Array<Record<string, any>> = []
-  const stream = new Writable({
-    write (chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line !== '') lines.push(JSON.parse(line))
-      done()
-    }
-  })
-  return { lines, stream }
-}
 
 type Failure = 'throws' | 'rejects'
 

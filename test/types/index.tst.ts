@@ -4,7 +4,8 @@ import { expect, test } from 'tstyche'
 import orderPlugin, {
   codes, memoryStorage, defaultWorkflow, CreateOrderBodySchema, OrderSchema,
   type CreateOrderInput, type ListOrdersQuery, type Order, type OrderPage, type OrderPluginOptions,
-  type OrderService, type OrderStorage, type UpdateOrderStatusInput, type Authorize
+  type OrderService, type OrderStorage, type UpdateOrderStatusInput, type Authorize, type OrderEvent, type EventPage,
+  type SubscriptionStatus
 } from '../../lib/index.js'
 import type { Static } from '@sinclair/typebox'
 
@@ -59,4 +60,19 @@ test('authorize returns a scope, a boolean or nothing, sync or async', () => {
 test('errors and the default workflow are exported values', () => {
   expect(new codes.ORDER_NOT_FOUND('o')).type.toHaveProperty('statusCode')
   expect(defaultWorkflow.initial).type.toBe<'pending'>()
+})
+
+test('the event feed and subscriptions are typed, and an event narrows on its type', () => {
+  expect(app.orders.listEvents()).type.toBe<Promise<EventPage>>()
+  expect(app.orders.listEvents({ after: 'id', limit: 10 })).type.toBe<Promise<EventPage>>()
+  expect(app.orders.listEvents).type.not.toBeCallableWith({ cursor: 'id' })
+  expect(app.orders.subscriptions()).type.toBe<SubscriptionStatus[]>()
+  app.orders.subscribe('fulfilment', async (event) => {
+    expect(event).type.toBe<OrderEvent>()
+    expect(event.order).type.toBe<Order>()
+    if (event.type === 'statusChanged') expect(event.from).type.toBe<string>()
+    else expect(event).type.not.toHaveProperty('from')
+  }, { from: 'start', pollInterval: 500 })
+  expect(app.orders.subscribe).type.not.toBeCallableWith('s', () => {}, { from: 'beginning' })
+  expect(app.orders.subscribe).type.not.toBeCallableWith('s', () => {}, { pollIntervall: 5 })
 })

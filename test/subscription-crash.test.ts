@@ -1,0 +1,71 @@
+// A subscription survives a crash: its process is killed with SIGKILL mid-stream, the next resumes at the checkpoint.
+import { fork, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import t from 'tap'
+import { testDatabase } from './postgres-helper.js'
+
+// Two subscriber processes start, one after the other's lease lapses: slower than most test files.
+t.setTimeout(180_000)
+const db = await testDatabase(t)
+const fixture = new URL('fixtures/subscriber.ts', import.meta.url)
+const folder = mkdtempSync(join(tmpdir(), 'fastify-order-crash-'))
+t.teardown(() => rmSync(folder, { recursive: true, force: true }))
+const delivered = join(folder, 'delivered.txt')
+const feed = join(folder, 'feed.json')
+const table = db.freshTable()
+
+/** A subscriber process on the test's database: the server's, or this process's PGlite over IPC. */
+function start (env: Record<string, string>): ChildProcess {
+  const { DATABASE_URL, ...rest } = process.env
+  const child = fork(fixture, [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...rest, ...(db.server ? { DATABASE_URL } : {}), TABLE: table, DELIVERED_FILE: delivered, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
+  })
+  child.on('message', ({ id, text, params }: { id: string, text: string, params: unknown[] }) => {
+    db.client.query(text, params).then(
+      ({ rows }) => { if (child.connected) child.send({ id, rows }) },
+      (err: Error) => { if (child.connected) child.send({ id, error: err.message }) })
+  })
+  t.teardown(() => { child.kill('SIGKILL') })
+  return child
+}
+
+const lines = () => existsSync(delivered) ? readFileSync(delivered, 'utf8').split('\n').filter(line => line !== '') : []
+
+async function until (what: string, check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 60_000
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`not within 60 s: ${what}`)
+    await sleep(20)
+  }
+}
+
+t.test(`a subscription killed with SIGKILL mid-stream resumes from its checkpoint and skips nothing (${db.server ? 'server' : 'PGlite'})`, async t => {
+  const events = 60
+  const first = start({ CREATE: String(events) })
+  await until('the first process handles some events', () => lines().length >= 15)
+  first.kill('SIGKILL')
+  await once(first, 'exit')
+  const beforeCrash = lines()
+  t.ok(beforeCrash.length < events, `killed mid-stream, after ${beforeCrash.length} of ${events} events`)
+
+  const second = start({ FEED_FILE: feed })
+  await until('the second process reports the feed', () => existsSync(feed))
+  const all: string[] = JSON.parse(readFileSync(feed, 'utf8'))
+  t.equal(all.length, events, 'one event per created order')
+  await until('every event is delivered', () => new Set(lines()).size === events)
+  second.kill('SIGTERM')
+  await once(second, 'exit')
+
+  const deliveries = lines()
+  const firsts = deliveries.filter((id, index) => deliveries.indexOf(id) === index)
+  t.same(firsts, all, 'every event of the feed is delivered, in feed order')
+  const again = deliveries.length - firsts.length
+  t.ok(again <= 1, `at most the event in flight at the kill is delivered twice (${again})`)
+  if (again === 1) t.equal(deliveries[beforeCrash.length], beforeCrash.at(-1), 'the redelivered event is the one handled last before the kill')
+})
