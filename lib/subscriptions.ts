@@ -131,7 +131,9 @@ class Runner {
     this.running ??= this.run()
   }
 
+  /** Only the lease holder reads; another instance's runner waits for its poll as before. */
   wake (): void {
+    if (!this.status.active) return
     this.chase = FIRST_CHASE
     this.poll.interrupt()
   }

@@ -2,10 +2,10 @@
 import t from 'tap'
 import { createdEvent } from '../lib/events.js'
 import type { OrderEvent } from '../lib/index.js'
-import { postgresStorage, type PostgresClient } from '../lib/storage/postgres.js'
+import { postgresStorage } from '../lib/storage/postgres.js'
 import type { OrderStorage } from '../lib/storage/types.js'
 import { storedOrder } from './helper.js'
-import { testDatabase } from './postgres-helper.js'
+import { planOf, testDatabase } from './postgres-helper.js'
 
 const db = await testDatabase(t)
 
@@ -62,14 +62,7 @@ t.test('a subscription from now excludes every event committed before it started
 
 t.test('a feed page, a subscription page and a purge are index ranges at 20 000 events', async t => {
   const table = db.freshTable()
-  const statements: Array<{ text: string, params: unknown[] }> = []
-  const recording: PostgresClient = {
-    query: async (text, params) => {
-      statements.push({ text, params })
-      return db.client.query(text, params)
-    }
-  }
-  const storage = postgresStorage({ client: recording, table })
+  const storage = postgresStorage({ client: db.client, table })
   await storage.init!()
   await db.client.query(`INSERT INTO "${table}_events" (id, aggregatetype, aggregateid, type, payload, at)
     SELECT gen_random_uuid(), 'order', md5(i::text), 'created', '{}', '2026-01-01T00:00:00.000Z' FROM generate_series(1, 20000) AS i`, [])
@@ -78,12 +71,12 @@ t.test('a feed page, a subscription page and a purge are index ranges at 20 000 
   await storage.lease({ name: 'from-start', holder: 'h', ttl: 60_000, from: 'start' })
   await storage.lease({ name: 'from-now', holder: 'h', ttl: 60_000, from: 'now' })
 
-  const plans: Array<[string, () => Promise<unknown>]> = [
-    ['the first feed page', () => storage.listEvents({ limit: 100 })],
-    ['a feed page after an event', () => storage.listEvents({ after: middle.id, limit: 100 })],
-    ['a subscription from the start', () => storage.readSubscription('from-start', 100)],
-    ['a subscription from now', () => storage.readSubscription('from-now', 100)],
-    ['a purge', () => storage.purgeEvents('2025-01-01T00:00:00.000Z', 200)]
+  const plans: Array<[string, (storage: OrderStorage) => Promise<unknown>]> = [
+    ['the first feed page', storage => storage.listEvents({ limit: 100 })],
+    ['a feed page after an event', storage => storage.listEvents({ after: middle.id, limit: 100 })],
+    ['a subscription from the start', storage => storage.readSubscription('from-start', 100)],
+    ['a subscription from now', storage => storage.readSubscription('from-now', 100)],
+    ['a purge', storage => storage.purgeEvents('2025-01-01T00:00:00.000Z', 200)]
   ]
   const events = `${table}_events`
   const nodes = (plan: any): any[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)]
@@ -92,11 +85,7 @@ t.test('a feed page, a subscription page and a purge are index ranges at 20 000 
   const unboundedReads = (plan: any): boolean => (plan.Plans ?? []).some((child: any) => child['Node Type'] !== 'Limit' &&
     ((child['Relation Name'] === events && child['Index Name'] !== `${events}_pkey`) || unboundedReads(child)))
   for (const [label, read] of plans) {
-    statements.length = 0
-    await read()
-    const [{ text, params }] = statements as [{ text: string, params: unknown[] }]
-    const [{ 'QUERY PLAN': [explained] }] = (await db.client.query(`EXPLAIN (FORMAT JSON) ${text}`, params)).rows
-    const all = nodes(explained.Plan)
+    const all = nodes(await planOf(db.client, client => read(postgresStorage({ client, table }))))
     const reads = all.filter(node => node['Relation Name'] === events && node['Node Type'] !== 'ModifyTable')
     t.ok(reads.length > 0 && reads.every(node => node['Node Type'] === 'Index Scan' || node['Node Type'] === 'Index Only Scan'),
       `${label}: every read of the events table is an index scan`, { reads: reads.map(node => node['Node Type']) })

@@ -93,3 +93,17 @@ export async function testDatabase (t: Test): Promise<TestDatabase> {
     }
   }
 }
+
+/** The plan of the one statement that `run` sends through the client it is given, as EXPLAIN (FORMAT JSON) shows it. */
+export async function planOf (client: PostgresClient, run: (recording: PostgresClient) => Promise<unknown>): Promise<any> {
+  const statements: Array<{ text: string, params: unknown[] }> = []
+  await run({
+    query: async (text, params) => {
+      statements.push({ text, params })
+      return client.query(text, params)
+    }
+  })
+  const [{ text, params }] = statements as [{ text: string, params: unknown[] }]
+  const [{ 'QUERY PLAN': [explained] }] = (await client.query(`EXPLAIN (FORMAT JSON) ${text}`, params)).rows
+  return explained.Plan
+}
