@@ -8,7 +8,9 @@ import fc from 'fast-check'
 import t, { type Test } from 'tap'
 import orderPlugin, { CreateOrderBodySchema, type OrderPluginOptions } from '../lib/index.js'
 import { openApiSchemaOf } from '../lib/openapi.js'
-import { buildApp, orderBody, post } from './helper.js'
+import { buildServer } from '../examples/server.js'
+import { buildServer as buildAuthServer } from '../examples/auth.js'
+import { buildApp, exampleMemoryStorage, orderBody, post } from './helper.js'
 import { createBodyArb } from './order-arbitraries.js'
 
 // @fastify/swagger's default, and the other version it writes.
@@ -29,8 +31,8 @@ async function documentOf (t: Test, openapi: string | undefined, register: (app:
   return app.swagger() as { openapi: string }
 }
 
-/** Both validators' findings: swagger-parser's message, then every Redocly error (warnings are advice). */
-async function problemsOf (document: object): Promise<string[]> {
+/** Both validators' findings: swagger-parser's message, then Redocly's errors (and warnings, which are advice). */
+async function problemsOf (document: object, { warnings = false } = {}): Promise<string[]> {
   const problems: string[] = []
   // swagger-parser dereferences the document it is given, so it gets a copy.
   await SwaggerParser.validate(structuredClone(document) as never).catch((error: Error) => problems.push(error.message))
@@ -40,7 +42,7 @@ async function problemsOf (document: object): Promise<string[]> {
     externalRefResolver: new BaseResolver()
   })
   for (const problem of lint) {
-    if (problem.severity === 'error') problems.push(`${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`)
+    if (problem.severity === 'error' || warnings) problems.push(`${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`)
   }
   return problems
 }
@@ -54,6 +56,14 @@ for (const openapi of versions) {
     })
   }
 }
+
+t.test('the examples\' documents pass both validators; the auth example\'s, with servers and security, draws no warning either', async t => {
+  const plain = await buildServer({ logger: false }, exampleMemoryStorage())
+  const auth = await buildAuthServer({ logger: false }, 'test secret', exampleMemoryStorage())
+  t.teardown(() => Promise.all([plain.close(), auth.close()]))
+  t.same(await problemsOf((await plain.inject('/docs/json')).json()), [])
+  t.same(await problemsOf((await auth.inject('/docs/json')).json(), { warnings: true }), [])
+})
 
 t.test('createOrder documents the metadata key length in words, since OpenAPI 3.0 has no keyword for it', async t => {
   const document = await documentOf(t, undefined, app => app.register(orderPlugin))
