@@ -2,9 +2,12 @@
 import Fastify, { type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import jwt from '@fastify/jwt'
 import rateLimit from '@fastify/rate-limit'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
 import closeWithGrace from 'close-with-grace'
 import { pathToFileURL } from 'node:url'
 import orderPlugin, { type Authorize } from '../lib/index.js'
+import { addressOf } from './server.js'
 import { createExampleStorage, type ExampleStorage } from './storage.js'
 
 // What our tokens carry: the customer in `sub` (or a `customerId` claim), or `admin: true` for staff.
@@ -24,11 +27,32 @@ const authorize: Authorize = (request, operation) => {
   return { customerId: customer }
 }
 
-export async function buildServer (options: FastifyServerOptions = { logger: true }, secret = process.env.JWT_SECRET, exampleStorage?: ExampleStorage) {
+// 401 without a valid token.
+async function authenticate (request: FastifyRequest) {
+  await request.jwtVerify()
+}
+
+export async function buildServer (options: FastifyServerOptions = { logger: true }, secret = process.env.JWT_SECRET, exampleStorage?: ExampleStorage, env = process.env) {
   const app = Fastify(options)
   await app.register(jwt, { secret: secret ?? 'development secret: set JWT_SECRET' })
   // global: false adds no limit to other routes; app.rateLimit() makes the hook the order routes use.
   await app.register(rateLimit, { global: false })
+
+  // The document names the server and the bearer scheme; every route that runs `authenticate`
+  // requires it, so generated clients know where to send requests and how to authenticate.
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'fastify-order example with JWT', version: '0.1.0' },
+      servers: [{ url: addressOf(env).url }],
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } }
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: ({ schema, url, route }) => ({
+      url,
+      schema: [route.onRequest].flat().includes(authenticate) ? { ...schema, security: [{ bearerAuth: [] }] } : schema
+    })
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
 
   const { storage, close } = exampleStorage ?? await createExampleStorage()
   app.addHook('onClose', close)
@@ -38,7 +62,7 @@ export async function buildServer (options: FastifyServerOptions = { logger: tru
     hooks: {
       onRequest: [
         app.rateLimit({ max: 100, timeWindow: '1 minute' }),
-        async (request: FastifyRequest) => { await request.jwtVerify() } // 401 without a valid token
+        authenticate
       ]
     }
   })
@@ -59,5 +83,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     else app.log.info({ signal }, 'closing')
     await app.close()
   })
-  await app.listen({ port: Number(process.env.PORT ?? 3000), host: process.env.HOST ?? '127.0.0.1' })
+  const { host, port } = addressOf()
+  await app.listen({ host, port })
 }

@@ -7,14 +7,22 @@ import { pathToFileURL } from 'node:url'
 import orderPlugin from '../lib/index.js'
 import { createExampleStorage, type ExampleStorage } from './storage.js'
 
+/** Where the example listens: HOST and PORT, else 127.0.0.1:3000. */
+export function addressOf (env: NodeJS.ProcessEnv = process.env) {
+  const host = env.HOST ?? '127.0.0.1'
+  const port = Number(env.PORT ?? 3000)
+  return { host, port, url: `http://${host.includes(':') ? `[${host}]` : host}:${port}` }
+}
+
 /** `storage` defaults to the example's database (DATABASE_URL, or PGlite in ./data); tests pass their own. */
-export async function buildServer (options: FastifyServerOptions = { logger: true }, exampleStorage?: ExampleStorage) {
+export async function buildServer (options: FastifyServerOptions = { logger: true }, exampleStorage?: ExampleStorage, env = process.env) {
   const app = Fastify(options)
 
   // @fastify/swagger must see the routes, so it is registered before the plugin. Naming components
   // after their $id shows the shared schemas as "Order" and "OrderError" rather than "def-0".
+  // The server's URL tells generated clients where to send their requests.
   await app.register(swagger, {
-    openapi: { info: { title: 'fastify-order example', version: '0.1.0' } },
+    openapi: { info: { title: 'fastify-order example', version: '0.1.0' }, servers: [{ url: addressOf(env).url }] },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) }
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
@@ -33,5 +41,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     else app.log.info({ signal }, 'closing')
     await app.close()
   })
-  await app.listen({ port: Number(process.env.PORT ?? 3000), host: process.env.HOST ?? '127.0.0.1' })
+  const { host, port } = addressOf()
+  await app.listen({ host, port })
 }

@@ -5,6 +5,7 @@ import type {
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { errorCodes } from 'fastify'
 import { codes } from './errors.js'
+import { openApiSchemaOf } from './openapi.js'
 import type { OrderSchemas } from './schemas.js'
 import type { OrderOperations, OrderScope } from './service.js'
 
@@ -42,7 +43,16 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
 
   // Our own strict validator, whatever ajv options the host gave Fastify. The Idempotency-Key
   // header schema is there for OpenAPI; the service checks it, so it answers with its own code.
-  app.setValidatorCompiler(({ schema, httpPart }) => httpPart === 'headers' ? accept : operations.validatorOf(schema))
+  // A route's body is what OpenAPI shows (bodyOf); it is validated by the schema it was made from.
+  const sourceOf = new Map<object, object>()
+  app.setValidatorCompiler(({ schema, httpPart }) => httpPart === 'headers' ? accept : operations.validatorOf(sourceOf.get(schema)!))
+
+  /** `schema` in the form OpenAPI 3.0 and 3.1 both accept, made from it once, so the two cannot drift. */
+  function bodyOf<T extends object> (schema: T): T {
+    const documented = openApiSchemaOf(schema)
+    sourceOf.set(documented, schema)
+    return documented
+  }
 
   // The routes read JSON only. An empty body is a missing body whatever its Content-Type
   // (getOrderList reads it as {}); any other body that is not JSON is 415.
@@ -83,7 +93,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     tags,
     summary: 'List orders',
     description: 'A keyset page of orders, newest first unless `order` is "asc". Follow `nextCursor` with the same filter and order for the next page.',
-    body: schemas.ListOrdersBody,
+    body: bodyOf(schemas.ListOrdersBody),
     response: {
       200: { ...schemas.OrderPage, description: 'A page of orders and the cursor of the next one' },
       400: error(`${invalid}; ORDER_INVALID_CURSOR: the cursor is malformed or was issued for another filter or order`),
@@ -113,7 +123,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     summary: 'Create an order',
     description: 'Creates an order in the workflow\'s initial status; the server computes id, total, version and timestamps. Send an `Idempotency-Key` header to make retries safe.',
     headers: schemas.IdempotencyHeaders,
-    body: schemas.CreateOrderBody,
+    body: bodyOf(schemas.CreateOrderBody),
     response: {
       201: order('The new order, or the first one created with this Idempotency-Key (header idempotent-replayed: true)'),
       400: error(`${invalid}; ORDER_TOTAL_TOO_LARGE: the total is above Number.MAX_SAFE_INTEGER; ORDER_INVALID_IDEMPOTENCY_KEY: the header is not 1 to 255 visible ASCII characters`),
@@ -137,7 +147,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     tags,
     summary: 'Move an order to another status',
     description: 'Applies one workflow move. Moving to the current status is a no-op; `expectedVersion` makes the move conditional.',
-    body: schemas.UpdateOrderStatusBody,
+    body: bodyOf(schemas.UpdateOrderStatusBody),
     response: {
       200: order('The order after the move, or as it was when it already had this status'),
       400: error(`${invalid} (including a status the workflow does not have)`),

@@ -31,7 +31,8 @@ const Metadata = Type.Unsafe<Record<string, string>>({
   maxProperties: 50,
   propertyNames: { minLength: 1, maxLength: 40 },
   additionalProperties: { type: 'string', maxLength: 500 },
-  description: 'String to string, at most 50 keys'
+  // OpenAPI 3.0 has no propertyNames: the documented form drops it, so the words carry the key limit.
+  description: 'String to string: at most 50 keys of 1 to 40 characters, values of at most 500 characters'
 })
 
 export const OrderItemSchema = Type.Object({

@@ -15,6 +15,18 @@ t.test('the example server serves Swagger UI at /docs and the OpenAPI document b
   t.ok(spec.components.schemas.Order, 'the Order component keeps its name')
 })
 
+t.test('the example\'s document names its server after HOST and PORT, so generated clients know where to send requests', async t => {
+  for (const [env, url] of [
+    [{}, 'http://127.0.0.1:3000'],
+    [{ HOST: 'orders.internal', PORT: '8080' }, 'http://orders.internal:8080'],
+    [{ HOST: '::1' }, 'http://[::1]:3000']
+  ] as const) {
+    const app = await buildServer({ logger: false }, exampleMemoryStorage(), env)
+    t.teardown(() => app.close())
+    t.same((await app.inject('/docs/json')).json().servers, [{ url }])
+  }
+})
+
 t.test('the example server creates, moves and lists orders', async t => {
   const app = await buildServer({ logger: false }, exampleMemoryStorage())
   t.teardown(() => app.close())
@@ -25,6 +37,18 @@ t.test('the example server creates, moves and lists orders', async t => {
   t.match(paid.json(), { id, status: 'paid', version: 2 })
   const page = await app.inject({ method: 'POST', url: '/order/getOrderList' })
   t.match(page.json(), { items: [{ id, status: 'paid' }], nextCursor: null })
+})
+
+t.test('the auth example documents its bearer scheme and requires it on every order route', async t => {
+  const app = await buildAuthServer({ logger: false }, 'test secret', exampleMemoryStorage(), { PORT: '8080' })
+  t.teardown(() => app.close())
+  const spec = (await app.inject('/docs/json')).json()
+  t.same(spec.servers, [{ url: 'http://127.0.0.1:8080' }])
+  t.same(spec.components.securitySchemes, { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } })
+  for (const operation of ['getOrderList', 'createOrder', 'updateOrderStatus']) {
+    t.same(spec.paths[`/order/${operation}`].post.security, [{ bearerAuth: [] }], operation)
+  }
+  t.equal(spec.security, undefined, 'security is set per route, not for the whole document')
 })
 
 t.test('the auth example answers 401 without a token', async t => {
