@@ -160,50 +160,42 @@ function assertCreated (result: CreateResult, order: Order, what: string): void 
 // How long a case waits for an event to be listed: a feed may list a change a little after it returns.
 const FEED_WAIT = 10_000
 
-/**
- * Reads the feed after `after` until it has listed `count` events, as a reader would: an empty page
- * means "nothing readable yet". Fails past FEED_WAIT.
- */
+/** Calls `read` until `done` says its value will do, as a reader would: a feed may list a change a little after it returns. */
+async function poll<T> (what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + FEED_WAIT
+  for (;;) {
+    const value = await read()
+    if (done(value)) return value
+    assert.ok(Date.now() < deadline, `${what} within ${FEED_WAIT} ms`)
+    await sleep(10)
+  }
+}
+
+/** Reads the feed after `after`, passing the last id it got, until it has listed `count` events. */
 async function readFeed (storage: OrderStorage, count: number, after?: string, limit = 100): Promise<OrderEvent[]> {
   const seen: OrderEvent[] = []
-  const deadline = Date.now() + FEED_WAIT
-  while (seen.length < count) {
+  return poll(`the feed lists ${count} events`, async () => {
     const from = seen.at(-1)?.id ?? after
     const page = await storage.listEvents({ after: from, limit })
     assert.ok(page !== undefined, `listEvents after ${from} must find the event it just listed`)
     assert.ok(page.length <= limit, `listEvents returned ${page.length} events for limit ${limit}`)
     assert.ok(!page.some(event => event.id === from), 'a page never lists the event named by after')
     seen.push(...page)
-    if (page.length === 0) {
-      assert.ok(Date.now() < deadline, `the feed listed ${seen.length} of ${count} events within ${FEED_WAIT} ms`)
-      await sleep(10)
-    }
-  }
-  return seen
+    return seen
+  }, events => events.length >= count)
 }
 
-/** Reads a subscription's events until it has `count` of them (it may list them a little late). */
+/** A subscription's next events, once it lists `count` of them. */
 async function readSubscriptionUntil (storage: OrderStorage, name: string, count: number): Promise<OrderEvent[]> {
-  const deadline = Date.now() + FEED_WAIT
-  for (;;) {
-    const events = await storage.readSubscription(name, 100)
-    if (events.length >= count || Date.now() > deadline) return events
-    await sleep(10)
-  }
+  return poll(`subscription ${name} lists ${count} events`, () => storage.readSubscription(name, 100), events => events.length >= count)
 }
 
 /** Stores one more order and waits until its event is listed; returns every event listed before it. */
 async function feedBeforeSentinel (storage: OrderStorage): Promise<OrderEvent[]> {
   const sentinel = createdEvent(orderOf({ customerId: 'cus_sentinel' }))
   await storage.create(sentinel.order, sentinel)
-  const deadline = Date.now() + FEED_WAIT
-  for (;;) {
-    const all = await readAll(storage)
-    const at = all.findIndex(event => event.id === sentinel.id)
-    if (at >= 0) return all.slice(0, at)
-    assert.ok(Date.now() < deadline, `the event of a stored change is listed within ${FEED_WAIT} ms`)
-    await sleep(10)
-  }
+  const all = await poll('the event of a stored change is listed', () => readAll(storage), events => events.some(event => event.id === sentinel.id))
+  return all.slice(0, all.findIndex(event => event.id === sentinel.id))
 }
 
 /** Every event listed now, from the oldest. */

@@ -195,7 +195,7 @@ class Runner {
   /** Runs the handler until it succeeds; false if the subscription stopped or lost its lease first. */
   private async handle (event: OrderEvent): Promise<boolean> {
     const { log, readonly } = this.config
-    for (let attempts = 1; ; attempts++) {
+    for (let attempts = 1; !this.stopped && !this.lost; attempts++) {
       try {
         await this.handler(readonly(event))
         delete this.status.failing
@@ -206,10 +206,9 @@ class Runner {
         log.error({ err, subscription: this.name, eventId: event.id, attempts },
           `fastify-order: subscription "${this.name}" failed to handle event ${event.id}; retrying`)
       }
-      const delay = Math.min(FIRST_BACKOFF * 2 ** Math.min(attempts - 1, 30), this.options.maxBackoff)
-      await this.backoff.wait(delay)
-      if (this.stopped || this.lost) return false
+      await this.backoff.wait(Math.min(FIRST_BACKOFF * 2 ** Math.min(attempts - 1, 30), this.options.maxBackoff))
     }
+    return false
   }
 
   private renew (): void {

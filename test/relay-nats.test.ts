@@ -165,7 +165,9 @@ interface Relay {
 
 /** `npm run example:relay` as a child process, listening once this resolves; killed at teardown whatever happens. */
 async function startRelay (t: Test, env: Record<string, string>): Promise<Relay> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/relay-nats.ts'], {
+  // This process's execArgv: the relay loads lib/ through the test runner's TypeScript loader, so its
+  // coverage is counted with the rest (another loader would compile lib/ differently).
+  const child = spawn(process.execPath, [...process.execArgv, 'examples/relay-nats.ts'], {
     cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe']
   })
   // Killed at teardown, and should this process end without one (a tap timeout), when it exits.

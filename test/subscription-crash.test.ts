@@ -20,11 +20,11 @@ const table = db.freshTable()
 
 /** A subscriber process on the test's database: the server's, or this process's PGlite over IPC. */
 function start (env: Record<string, string>): ChildProcess {
-  // A plain environment: the test runner's coverage variables would count the child's lib/ loaded through tsx.
-  const { PATH, HOME, DATABASE_URL } = process.env
+  // fork's default execArgv is this process's: the child loads lib/ through the test runner's TypeScript
+  // loader, so its coverage is counted with the rest (another loader would compile lib/ differently).
+  const { DATABASE_URL, ...rest } = process.env
   const child = fork(fixture, [], {
-    execArgv: ['--import', 'tsx'],
-    env: { PATH, HOME, ...(db.server ? { DATABASE_URL } : {}), TABLE: table, DELIVERED_FILE: delivered, ...env },
+    env: { ...rest, ...(db.server ? { DATABASE_URL } : {}), TABLE: table, DELIVERED_FILE: delivered, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
   child.on('message', ({ id, text, params }: { id: string, text: string, params: unknown[] }) => {

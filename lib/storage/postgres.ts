@@ -319,9 +319,8 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
         WHERE s.holder IS NULL OR s.holder = EXCLUDED.holder OR s.lease_expires_at <= clock_timestamp()
       RETURNING last_event_id
     )
-    SELECT true AS held, last_event_id::text AS "lastEventId" FROM taken
-    UNION ALL
-    SELECT false, last_event_id::text FROM ${subscriptions} WHERE name = $1::text AND NOT EXISTS (SELECT 1 FROM taken)`
+    SELECT EXISTS (SELECT 1 FROM taken) AS held,
+      coalesce((SELECT last_event_id FROM taken), (SELECT last_event_id FROM ${subscriptions} WHERE name = $1::text))::text AS "lastEventId"`
 
   const readSubscription = `SELECT page.payload FROM ${subscriptions} AS s CROSS JOIN LATERAL (
       SELECT e.payload::text AS payload, e.tx, e.seq FROM ${events} AS e
@@ -347,11 +346,9 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
     replace,
     listEvents,
     purgeEvents: async (before, limit) => (await query(purge, [before, limit])).length,
-    lease: async ({ name, holder, ttl, from }) => {
-      const [row] = await query<Lease>(lease, [name, holder, ttl, from])
-      // No row: another instance created the subscription while this statement ran; the next call sees it.
-      return row ?? { held: false, lastEventId: null }
-    },
+    // One row: when another instance created the subscription while this statement ran, not held and
+    // no checkpoint yet; the next call sees it.
+    lease: async ({ name, holder, ttl, from }) => (await query<Lease>(lease, [name, holder, ttl, from]))[0]!,
     readSubscription: async (name, limit) =>
       (await query<{ payload: string }>(readSubscription, [name, limit])).map(row => JSON.parse(row.payload)),
     checkpoint: async (name, holder, lastEventId, eventId) =>
