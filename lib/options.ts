@@ -1,4 +1,5 @@
 // The plugin options, their defaults and their validation at register time.
+import { checkCustomFields, type CustomFieldSchemas, type CustomFieldsSchemaOf } from './custom-fields.js'
 import { codes } from './errors.js'
 import type { Authorize, OrderHooks } from './routes.js'
 import { memoryStorage } from './storage/memory.js'
@@ -24,6 +25,11 @@ export interface OrderPluginOptions {
   authorize?: Authorize
   /** `onRequest` / `preHandler` hooks for the three routes. */
   hooks?: OrderHooks
+  /**
+   * Typed extra fields: TypeBox object schemas of the order's `customFields` and each item's.
+   * Declare their types in `OrderCustomFields` to have them in `Order` and the inputs.
+   */
+  customFields?: { order?: CustomFieldsSchemaOf<'order'>, item?: CustomFieldsSchemaOf<'item'> }
 }
 
 export interface OrderPluginConfig {
@@ -36,6 +42,7 @@ export interface OrderPluginConfig {
   bodyLimit: number
   authorize: Authorize | undefined
   hooks: OrderHooks | undefined
+  customFields: CustomFieldSchemas | undefined
 }
 
 const DAY = 24 * 60 * 60 * 1000
@@ -72,7 +79,7 @@ function checkHooks (hooks: unknown): OrderHooks | undefined {
 
 /** Checks the register options and fills the defaults; every error says what to change. */
 export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConfig {
-  const known = new Set<string>(['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks'])
+  const known = new Set<string>(['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'customFields'])
   for (const name of Object.keys(options)) {
     if (!known.has(name) && !FASTIFY_OPTIONS.includes(name)) {
       throw invalid(`unknown option "${name}"; the options are ${[...known].join(', ')}`)
@@ -105,6 +112,7 @@ export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConf
     idempotencyTtl: positiveInteger(record, 'idempotencyTtl', DAY),
     bodyLimit: positiveInteger(record, 'bodyLimit', 1024 * 1024),
     authorize,
-    hooks: checkHooks(options.hooks)
+    hooks: checkHooks(options.hooks),
+    customFields: checkCustomFields(options.customFields)
   }
 }
