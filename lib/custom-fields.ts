@@ -1,5 +1,5 @@
 // Custom fields: the host's typed extra fields on orders and items, checked at register, made strict, patched and fingerprinted.
-import type { TObject, TSchema } from '@sinclair/typebox'
+import type { TSchema } from '@sinclair/typebox'
 import { codes } from './errors.js'
 import { createAjv, validationError, type Validate } from './validation.js'
 
@@ -17,10 +17,13 @@ import { createAjv, validationError, type Validate } from './validation.js'
  */
 export interface OrderCustomFields {}
 
+/** A schema of objects: `Type.Object(…)`, or `Type.Record(…)`. */
+export type ObjectSchema = TSchema & { type: 'object' }
+
 /** The `customFields` option: TypeBox object schemas of the order's and each item's custom fields. */
 export interface CustomFieldSchemas {
-  order?: TObject
-  item?: TObject
+  order?: ObjectSchema
+  item?: ObjectSchema
 }
 
 /** The declared type of one kind of custom fields, or `undefined` when the host declared none. */
@@ -36,7 +39,7 @@ export type CustomFieldsPatch<T> = {
 
 /** The schema of the `customFields` option for one kind, tied to the declared type when there is one. */
 export type CustomFieldsSchemaOf<K extends 'order' | 'item'> =
-  OrderCustomFields extends { [P in K]: infer T } ? TSchema & { type: 'object', static: T } : TObject
+  OrderCustomFields extends { [P in K]: infer T } ? ObjectSchema & { static: T } : ObjectSchema
 
 /** Custom field values as the plugin handles them, whatever the host declared: a JSON object. */
 export type CustomFieldValues = Record<string, unknown>
@@ -44,9 +47,9 @@ export type CustomFieldValues = Record<string, unknown>
 /** The forms one host schema takes in the plugin. */
 export interface CustomFieldForms {
   /** Requests: every object schema the host left open refuses unknown keys. */
-  strict: TObject
+  strict: ObjectSchema
   /** Responses and the `Order` component: the host's schema, so the serializer drops unknown keys. */
-  response: TObject
+  response: ObjectSchema
   /** updateOrderStatus: every key optional, `null` for the optional ones. */
   patch: TSchema
   /** The schema has required keys, so `customFields` is required at create. */
@@ -151,8 +154,8 @@ export function customFieldForms (schema: unknown, name: 'order' | 'item'): Cust
       throw invalid(name, `is not a schema the validator accepts: ${(err as Error).message}`)
     }
     forms = {
-      strict: strict as unknown as TObject,
-      response: strictCopy(schema, '#', name, false) as TObject,
+      strict: strict as ObjectSchema,
+      response: strictCopy(schema, '#', name, false) as ObjectSchema,
       patch: patchOf(strict),
       required: Array.isArray(schema.required) && schema.required.length > 0
     }
