@@ -18,8 +18,9 @@ async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions):
   const { storage, workflow, maxItems, maxPageSize, customFields } = config
   await storage.init?.()
 
-  // Typed as the host declared its custom fields in OrderCustomFields, which match the schemas it gave.
-  const schemas = buildOrderSchemas({ statuses: workflow.statuses, maxItems, maxPageSize, customFields }) as OrderSchemas
+  // Typed with the custom fields the host declared in OrderCustomFields: the options' type ties them to
+  // the schemas it gave, a link the compiler cannot follow from here.
+  const schemas = buildOrderSchemas({ statuses: workflow.statuses, maxItems, maxPageSize, customFields }) as unknown as OrderSchemas
   const operations = createOrderService({ ...config, schemas, log: app.log })
   app.decorate('orders', operations.service)
 
