@@ -26,9 +26,6 @@ export interface CustomFieldSchemas {
   item?: ObjectSchema
 }
 
-/** The declared type of one kind of custom fields, or `undefined` when the host declared none. */
-export type DeclaredCustomFields<K extends 'order' | 'item'> = OrderCustomFields extends { [P in K]: infer T } ? T : undefined
-
 /**
  * A patch of custom fields, as updateOrderStatus takes it: a key given replaces its value, `null`
  * removes an optional key.
@@ -67,7 +64,7 @@ function describesObject (schema: unknown): boolean {
 }
 
 /** A JSON value copied, so the plugin never shares (or later freezes) an object of the caller's. */
-export function copyJson<T> (value: T): T {
+function copyJson<T> (value: T): T {
   // An option left undefined in a schema, such as Type.String({ maxLength: undefined }), stays so.
   return value === undefined ? value : JSON.parse(JSON.stringify(value))
 }
@@ -194,7 +191,7 @@ function sameJson (a: unknown, b: unknown): boolean {
 function canonicalJson (value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
   if (!isRecord(value)) return JSON.stringify(value)
-  const keys = Object.keys(value).filter(key => value[key] !== undefined).sort()
+  const keys = Object.keys(value).sort()
   return `{${keys.map(key => `${JSON.stringify(key)}:${canonicalJson(value[key])}`).join(',')}}`
 }
 
@@ -226,7 +223,10 @@ export function freezeCustomFields (order: OrderLike): void {
 export interface CustomFieldRules {
   /** Gives a new order (and each item) `{}` where the create left custom fields out. */
   fill: (order: OrderLike, input: OrderLike) => void
-  /** Takes copies of a caller's custom fields (app.orders), so the stored order shares nothing with it. */
+  /**
+   * Takes JSON copies of a caller's custom fields (app.orders), so the stored order shares nothing
+   * with it and holds no undefined values, as after a request.
+   */
   own: <T extends object>(input: T) => T
   /**
    * What the idempotency fingerprint adds for custom fields: '' when the body has none (or only
@@ -272,7 +272,7 @@ export function customFieldRules (schemas: CustomFieldSchemas, validatorOf: (sch
       let next: CustomFieldValues | undefined
       for (const [key, value] of Object.entries(patch)) {
         const has = stored !== undefined && Object.hasOwn(stored, key)
-        if (value === undefined || (value === null ? !has : has && sameJson(stored[key], value))) continue
+        if (value === null ? !has : has && sameJson(stored[key], value)) continue
         next ??= Object.fromEntries(Object.entries(stored ?? {}))
         if (value === null) delete next[key]
         else Object.defineProperty(next, key, { value, enumerable: true, writable: true, configurable: true })
