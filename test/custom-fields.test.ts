@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger'
 import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
 import t from 'tap'
-import orderPlugin, { type Order, type OrderStorage } from '../lib/index.js'
+import orderPlugin, { buildOrderSchemas, type Order, type OrderStorage } from '../lib/index.js'
 import { address, bodyWith, Gift, Shipping } from './custom-field-schemas.js'
 import { buildApp, createOrder, orderBody, post, testStorage } from './helper.js'
 
@@ -232,4 +232,19 @@ t.test('OpenAPI shows custom fields in the request bodies and in the Order compo
 
   const without = await openapiOf({})
   t.notMatch(JSON.stringify(without), /customFields/)
+})
+
+t.test('buildOrderSchemas with the same custom fields gives a host the schemas the plugin serves', async t => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(orderPlugin, { customFields })
+  const built = buildOrderSchemas({ statuses: ['pending', 'paid'], maxItems: 10, maxPageSize: 10, customFields })
+  // A route of the host's own, serialized by the same Order schema as the plugin's routes.
+  app.get('/latest', { schema: { response: { 200: { ...built.Order, $id: undefined } } } }, async () => (await app.orders.list({ limit: 1 })).items[0])
+  const order = await createOrder(app, bodyWith({ address, insured: true }, { giftNote: 'hi' }) as never)
+  const latest = await app.inject('/latest')
+  t.same(latest.json(), order)
+  t.match(built.CreateOrderBody.properties, { customFields: { additionalProperties: false } }, 'the request schema refuses unknown keys')
+  t.throws(() => buildOrderSchemas({ statuses: ['pending'], maxItems: 1, maxPageSize: 1, customFields: { order: Type.String() as never } }),
+    { code: 'ORDER_INVALID_OPTIONS' })
 })
