@@ -1,10 +1,12 @@
-// `npm run bench`: req/s of the plugin against the same job hand-written on bare Fastify, then page cost by store size.
+// `npm run bench`: req/s of the plugin against the same job hand-written on bare Fastify, the cost of
+// custom fields on createOrder, then page cost by store size.
 import { execFileSync, fork, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
+import { asMetadata, withCustomFields } from './custom-fields.js'
 import { topSelfTime } from './profile.js'
 import { formatCount as format, median, printTable } from './report.js'
 import { hasPostgresAdapter, type StorageName } from './storages.js'
@@ -18,7 +20,8 @@ const USAGE = `Usage: npm run bench -- [options]
                      lib/storage/postgres.ts exists, and postgres too when DATABASE_URL is set)
   --memory-only      only the memory storage and the baseline
   --route <name>     only this route: getOrderList or createOrder (repeatable; default both)
-  --only <part>      http (req/s) or store (page cost and heap per order); default both
+  --only <part>      http (req/s), custom-fields (createOrder with custom fields against without,
+                     memory storage) or store (page cost and heap per order); default all three
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders
   --source           load the plugin from lib/ through tsx instead of building dist/ first
   --profile          run both servers under --cpu-prof and print their top self-time frames
@@ -140,13 +143,13 @@ interface Load {
   cpu: number
 }
 
-async function load (server: Server, route: Route, seconds: number): Promise<Load> {
+async function load (server: Server, route: Route, seconds: number, body = bodies[route]): Promise<Load> {
   const cpuBefore = await cpuTime(server)
   const result = await autocannon({
     url: `${server.url}/order/${route}`,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: bodies[route],
+    body,
     connections,
     duration: seconds
   })
@@ -218,6 +221,43 @@ async function benchHttp (): Promise<void> {
   }
 }
 
+/**
+ * createOrder on memory storage with the custom fields of bench/custom-fields.ts (ten on the order,
+ * two on each item) against the same plugin and body without them, in alternating rounds. A third
+ * server, without custom fields, takes a body padded with metadata to the same length: the share of
+ * the difference that comes from the bytes themselves (parsing, storing, serializing more).
+ */
+async function benchCustomFields (): Promise<void> {
+  const withFields = withCustomFields(bodies.createOrder)
+  const runs = [
+    { server: await start('without', 'plugin.ts', { BENCH_STORAGE: 'memory' }), body: bodies.createOrder },
+    { server: await start('with custom fields', 'plugin.ts', { BENCH_STORAGE: 'memory', BENCH_CUSTOM_FIELDS: '1' }), body: withFields },
+    { server: await start('same bytes as metadata', 'plugin.ts', { BENCH_STORAGE: 'memory' }), body: asMetadata(bodies.createOrder, withFields.length) }
+  ]
+  const [plain, custom, padded] = runs as [typeof runs[0], typeof runs[0], typeof runs[0]]
+  try {
+    console.log(`Custom fields: createOrder with 10 order and 2 item custom fields (${custom.body.length} bytes) against none (${plain.body.length} bytes), ${rounds} alternating rounds of ${duration} s after a ${warmup} s warmup`)
+    for (const { server, body } of runs) await load(server, 'createOrder', warmup, body)
+    const loads = new Map(runs.map(run => [run, [] as Load[]]))
+    const ratios = { custom: [] as number[], padded: [] as number[] }
+    for (let round = 1; round <= rounds; round++) {
+      for (const run of round % 2 === 1 ? runs : [...runs].reverse()) loads.get(run)!.push(await load(run.server, 'createOrder', duration, run.body))
+      const [a, b, c] = [plain, custom, padded].map(run => loads.get(run)!.at(-1)!) as [Load, Load, Load]
+      ratios.custom.push(b.rate / a.rate)
+      ratios.padded.push(c.rate / a.rate)
+      console.log(`  round ${round}: ${runs.map(run => `${run.server.name} ${format(loads.get(run)!.at(-1)!.rate)} req/s`).join(', ')}; ratio ${(b.rate / a.rate).toFixed(3)}`)
+    }
+    const medianOf = (run: typeof plain, field: keyof Load) => median(loads.get(run)!.map(measured => measured[field]))
+    console.log()
+    printTable(['route', 'without req/s', 'with custom fields req/s', 'ratio (median)', 'same bytes as metadata: ratio (median)', 'CPU µs/req without / with / same bytes'], [[
+      'createOrder', format(medianOf(plain, 'rate')), format(medianOf(custom, 'rate')), median(ratios.custom).toFixed(2), median(ratios.padded).toFixed(2),
+      [plain, custom, padded].map(run => medianOf(run, 'cpu').toFixed(0)).join(' / ')
+    ]])
+  } finally {
+    for (const { server } of runs) await stop(server)
+  }
+}
+
 async function benchStore (): Promise<void> {
   const child = fork(join(benchDir, 'store-size.ts'), quick ? ['--quick'] : [], {
     execArgv: ['--import', 'tsx', '--expose-gc'],
@@ -229,6 +269,10 @@ async function benchStore (): Promise<void> {
 }
 
 if (flags.only === undefined || flags.only === 'http') await benchHttp()
+if (flags.only === undefined || flags.only === 'custom-fields') {
+  if (flags.only === undefined) console.log()
+  await benchCustomFields()
+}
 if (flags.only === undefined || flags.only === 'store') {
   if (flags.only === undefined) console.log()
   await benchStore()

@@ -673,6 +673,42 @@ export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
       assert.equal(await storage.checkpoint('lease', 'h2', event.id, next.id), false, 'the holder that lost the lease cannot checkpoint')
       assert.equal(await storage.checkpoint('lease', 'h1', event.id, next.id), true)
     }
+  },
+  {
+    name: 'custom fields round-trip exactly through create, get, list and replace',
+    async run (storage) {
+      // Any JSON the host's schemas allow, on the order and on each item (see the customFields option).
+      const customFields = {
+        address: { name: 'Zoë Ångström 😀 שלום', lines: ['12 rue de la Paix', 'Bâtiment « B »'], city: 'Zürich', country: 'CH' },
+        // Floats keep every digit, and integers up to Number.MAX_SAFE_INTEGER stay exact.
+        weightKg: 0.1 + 0.2,
+        grams: Number.MAX_SAFE_INTEGER,
+        tiny: 5e-324,
+        huge: 1.7976931348623157e308,
+        negative: -1.5e-7,
+        insured: false,
+        express: true,
+        tags: ['fragile', '', 'ünïcødé ✓ "quoted" \\ \'single\''],
+        parcels: [{ ref: 'p-1', sizes: [10, 20.5, 0] }, {}],
+        nothing: null,
+        empty: {},
+        // NUL, a lone surrogate and a line break: a json column keeps them, jsonb would refuse the first two.
+        note: '\u0000 \ud800 line\nbreak'
+      }
+      const items = [
+        { sku: 'A-1', quantity: 1, unitPrice: 100, customFields: { giftNote: 'Happy birthday 🎂', wrapped: true } },
+        { sku: 'B-2', quantity: 2, unitPrice: 0, customFields: {} }
+      ]
+      const order = { ...orderOf({ items, total: 100 }), customFields }
+      assertCreated(await storeOrder(storage, structuredClone(order)), order, 'create of an order with custom fields')
+      assert.deepEqual(await storage.get(order.id), order, 'get must return custom fields exactly as created')
+      assert.deepEqual(await storage.list({ ids: [order.id], order: 'asc', limit: 5 }), [order], 'list must return them exactly too')
+      const { nothing, ...kept } = customFields
+      const shipped = { ...moved(order, 'shipped'), customFields: { ...kept, trackingNumber: 'TRK-1', insured: true } }
+      assert.equal(await replaceOrder(storage, structuredClone(shipped), 1), true)
+      assert.deepEqual(await storage.get(order.id), shipped, 'replace stores the new custom fields, keys removed included')
+      assert.deepEqual(await storage.list({ statuses: ['shipped'], order: 'desc', limit: 5 }), [shipped])
+    }
   }
 ])
 

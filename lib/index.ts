@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { checkOptions, type OrderPluginOptions } from './options.js'
 import { orderRoutes } from './routes.js'
-import { buildOrderSchemas } from './schemas.js'
+import { buildOrderSchemas, type OrderSchemas } from './schemas.js'
 import { createOrderService, type OrderService } from './service.js'
 
 declare module 'fastify' {
@@ -15,10 +15,12 @@ declare module 'fastify' {
 
 async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions): Promise<void> {
   const config = checkOptions(options)
-  const { storage, workflow, maxItems, maxPageSize } = config
+  const { storage, workflow, maxItems, maxPageSize, customFields } = config
   await storage.init?.()
 
-  const schemas = buildOrderSchemas({ statuses: workflow.statuses, maxItems, maxPageSize })
+  // Typed with the custom fields the host declared in OrderCustomFields: the options' type ties them to
+  // the schemas it gave, a link the compiler cannot follow from here.
+  const schemas = buildOrderSchemas({ statuses: workflow.statuses, maxItems, maxPageSize, customFields }) as unknown as OrderSchemas
   const operations = createOrderService({ ...config, schemas, log: app.log })
   app.decorate('orders', operations.service)
   // Subscriptions run while the app is up; they stop before onClose hooks, which may end the storage.
@@ -41,6 +43,7 @@ export const orderPlugin = fp(fastifyOrder, { name: 'fastify-order', fastify: '5
 export default orderPlugin
 
 export { codes } from './errors.js'
+export type { OrderCustomFields, CustomFieldsPatch } from './custom-fields.js'
 export { memoryStorage } from './storage/memory.js'
 export { defaultWorkflow, type Workflow } from './workflow.js'
 export {

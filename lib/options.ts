@@ -1,4 +1,5 @@
 // The plugin options, their defaults and their validation at register time.
+import { checkCustomFields, type CustomFieldSchemas, type CustomFieldsSchemaOf } from './custom-fields.js'
 import { codes } from './errors.js'
 import type { Authorize, OrderHooks } from './routes.js'
 import { memoryStorage } from './storage/memory.js'
@@ -26,6 +27,11 @@ export interface OrderPluginOptions {
   hooks?: OrderHooks
   /** How long events stay in the feed at least, in milliseconds. Default: 30 days. */
   eventRetention?: number
+  /**
+   * Typed extra fields: TypeBox object schemas of the order's `customFields` and each item's.
+   * Declare their types in `OrderCustomFields` to have them in `Order` and the inputs.
+   */
+  customFields?: { order?: CustomFieldsSchemaOf<'order'>, item?: CustomFieldsSchemaOf<'item'> }
 }
 
 export interface OrderPluginConfig {
@@ -39,6 +45,7 @@ export interface OrderPluginConfig {
   authorize: Authorize | undefined
   hooks: OrderHooks | undefined
   eventRetention: number
+  customFields: CustomFieldSchemas | undefined
 }
 
 const DAY = 24 * 60 * 60 * 1000
@@ -77,7 +84,7 @@ function checkHooks (hooks: unknown): OrderHooks | undefined {
 
 /** Checks the register options and fills the defaults; every error says what to change. */
 export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConfig {
-  const known = new Set<string>(['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention'])
+  const known = new Set<string>(['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention', 'customFields'])
   for (const name of Object.keys(options)) {
     if (!known.has(name) && !FASTIFY_OPTIONS.includes(name)) {
       throw invalid(`unknown option "${name}"; the options are ${[...known].join(', ')}`)
@@ -111,6 +118,7 @@ export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConf
     bodyLimit: positiveInteger(record, 'bodyLimit', 1024 * 1024),
     authorize,
     hooks: checkHooks(options.hooks),
-    eventRetention: positiveInteger(record, 'eventRetention', 30 * DAY)
+    eventRetention: positiveInteger(record, 'eventRetention', 30 * DAY),
+    customFields: checkCustomFields(options.customFields)
   }
 }

@@ -1,12 +1,15 @@
 // TypeBox schemas of the order routes: one object each serves validation, serialization, types and OpenAPI.
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Type, type Static, type TOptional, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import { customFieldForms, type CustomFieldsPatch, type OrderCustomFields } from './custom-fields.js'
 import { defaultWorkflow } from './workflow.js'
 
-/** What the schemas depend on: the plugin options that tighten them. */
-export interface SchemaLimits {
+/** What the schemas depend on: the plugin options that tighten or extend them. */
+export interface SchemaLimits<O extends TSchema | undefined = TSchema | undefined, I extends TSchema | undefined = TSchema | undefined> {
   statuses: readonly string[]
   maxItems: number
   maxPageSize: number
+  /** The `customFields` option: object schemas of the order's and each item's custom fields. */
+  customFields?: { order?: O, item?: I }
 }
 
 export const DEFAULT_PAGE_SIZE = 20
@@ -42,18 +45,38 @@ export const OrderItemSchema = Type.Object({
   unitPrice: Type.Integer({ minimum: 0, maximum: 1e12, description: 'In the currency\'s minor unit (cents)' })
 }, strict)
 
-/** Builds every schema for one set of limits; the plugin calls it once at register. */
-export function buildOrderSchemas ({ statuses, maxItems, maxPageSize }: SchemaLimits) {
-  const Status = statusOf(statuses)
+/** `customFields` of a stored order or item: optional, as orders stored before the option was set have none. */
+type StoredCustomFields<S> = S extends TSchema ? { customFields: TOptional<S> } : {}
+/** `customFields` of a create: required when the schema has required keys, otherwise it defaults to {}. */
+type InputCustomFields<S> = S extends TSchema ? ({} extends Static<S> ? { customFields: TOptional<S> } : { customFields: S }) : {}
+/** `customFields` of updateOrderStatus: a patch of the order's custom fields. */
+type PatchCustomFields<S> = S extends TSchema ? { customFields: TOptional<TUnsafe<CustomFieldsPatch<Static<S>>>> } : {}
 
-  const Order = Type.Object({
+// The `customFields` property each schema gets, or none when the host gave no schema of that kind.
+function storedCustomFields<S extends TSchema | undefined> (schema: S, name: 'order' | 'item') {
+  return (schema === undefined ? {} : { customFields: Type.Optional(customFieldForms(schema, name).response) }) as StoredCustomFields<S>
+}
+function inputCustomFields<S extends TSchema | undefined> (schema: S, name: 'order' | 'item') {
+  if (schema === undefined) return {} as InputCustomFields<S>
+  const { strict, required } = customFieldForms(schema, name)
+  const customFields: TSchema = required ? strict : Type.Optional(strict)
+  return { customFields } as InputCustomFields<S>
+}
+function patchCustomFields<S extends TSchema | undefined> (schema: S) {
+  return (schema === undefined ? {} : { customFields: Type.Optional(customFieldForms(schema, 'order').patch) }) as PatchCustomFields<S>
+}
+
+/** The order as every route returns it. */
+function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined> (Status: TUnsafe<string>, order: O, item: I) {
+  return Type.Object({
     id: OrderId,
     customerId: CustomerId,
     status: Status,
     currency: Currency,
-    items: Type.Array(OrderItemSchema),
+    items: Type.Array(Type.Object({ ...OrderItemSchema.properties, ...storedCustomFields(item, 'item') }, strict)),
     total: Type.Integer({ minimum: 0, description: 'Sum of quantity × unitPrice in minor units' }),
     metadata: Type.Unsafe<Record<string, string>>({ type: 'object', additionalProperties: { type: 'string' } }),
+    ...storedCustomFields(order, 'order'),
     version: Type.Integer({ minimum: 1, description: '1 at creation, +1 at every status change' }),
     statusHistory: Type.Array(Type.Object({
       status: Status,
@@ -63,6 +86,23 @@ export function buildOrderSchemas ({ statuses, maxItems, maxPageSize }: SchemaLi
     createdAt: Timestamp,
     updatedAt: Timestamp
   }, { ...strict, $id: 'Order', title: 'Order' })
+}
+
+// Named, so that declarations refer to the order's type rather than spell it out (or get it wrong).
+type OrderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined> = ReturnType<typeof orderSchemaOf<O, I>>
+interface OrderRef<O extends TSchema | undefined, I extends TSchema | undefined> extends TUnsafe<Static<OrderSchemaOf<O, I>>> {}
+
+/**
+ * Builds every schema for one set of limits and custom fields; the plugin calls it once at register.
+ * Hosts may call it with the same options to reuse the exact schemas (their Static types follow).
+ */
+export function buildOrderSchemas<O extends TSchema | undefined = undefined, I extends TSchema | undefined = undefined> (
+  { statuses, maxItems, maxPageSize, customFields = {} }: SchemaLimits<O, I>
+) {
+  const Status = statusOf(statuses)
+  const { order, item } = customFields as { order: O, item: I }
+  const Order: OrderSchemaOf<O, I> = orderSchemaOf(Status, order, item)
+  const InputItem = Type.Object({ ...OrderItemSchema.properties, ...inputCustomFields(item, 'item') }, strict)
 
   // Nothing required, like Fastify's own error schema: an error from the host's authorize or hooks
   // (http-errors has no code) must keep its status, not fail serialization and become a 500.
@@ -76,8 +116,9 @@ export function buildOrderSchemas ({ statuses, maxItems, maxPageSize }: SchemaLi
   const CreateOrderBody = Type.Object({
     customerId: CustomerId,
     currency: Currency,
-    items: Type.Array(OrderItemSchema, { minItems: 1, maxItems }),
-    metadata: Type.Optional(Metadata)
+    items: Type.Array(InputItem, { minItems: 1, maxItems }),
+    metadata: Type.Optional(Metadata),
+    ...inputCustomFields(order, 'order')
   }, strict)
 
   const ListOrdersBody = Type.Object({
@@ -94,7 +135,7 @@ export function buildOrderSchemas ({ statuses, maxItems, maxPageSize }: SchemaLi
   }, strict)
 
   const OrderPage = Type.Object({
-    items: Type.Array(Type.Unsafe<Static<typeof Order>>({ $ref: 'Order#' })),
+    items: Type.Array(Type.Unsafe({ $ref: 'Order#' }) as OrderRef<O, I>),
     nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'null on the last page' })
   })
 
@@ -102,7 +143,8 @@ export function buildOrderSchemas ({ statuses, maxItems, maxPageSize }: SchemaLi
     id: OrderId,
     status: Status,
     expectedVersion: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647 })),
-    reason: Type.Optional(Reason)
+    reason: Type.Optional(Reason),
+    ...patchCustomFields(order)
   }, strict)
 
   const IdempotencyHeaders = Type.Object({
@@ -123,10 +165,15 @@ export function buildOrderSchemas ({ statuses, maxItems, maxPageSize }: SchemaLi
   return { Order, OrderError, CreateOrderBody, ListOrdersBody, OrderPage, UpdateOrderStatusBody, IdempotencyHeaders, ListEventsQuery }
 }
 
-export type OrderSchemas = ReturnType<typeof buildOrderSchemas>
+/** The schema of the custom fields the host declared in `OrderCustomFields`, or undefined. */
+type DeclaredSchema<K extends 'order' | 'item'> = OrderCustomFields extends { [P in K]: infer T } ? TUnsafe<T> : undefined
 
-/** The schemas as built for the default options (`defaultWorkflow`, `maxItems` 100, `maxPageSize` 100). */
-export const schemas: OrderSchemas = buildOrderSchemas({
+/** The schemas' types: by default with the custom fields the host declared in `OrderCustomFields`. */
+export type OrderSchemas<O extends TSchema | undefined = DeclaredSchema<'order'>, I extends TSchema | undefined = DeclaredSchema<'item'>> =
+  ReturnType<typeof buildOrderSchemas<O, I>>
+
+/** The schemas as built for the default options (`defaultWorkflow`, `maxItems` 100, `maxPageSize` 100, no custom fields). */
+export const schemas: OrderSchemas<undefined, undefined> = buildOrderSchemas({
   statuses: Object.keys(defaultWorkflow.transitions),
   maxItems: 100,
   maxPageSize: 100
@@ -142,7 +189,7 @@ export const {
 } = schemas
 
 export type Order = Static<OrderSchemas['Order']>
-export type OrderItem = Static<typeof OrderItemSchema>
+export type OrderItem = Order['items'][number]
 export type StatusChange = Order['statusHistory'][number]
 export type CreateOrderInput = Static<OrderSchemas['CreateOrderBody']>
 export type ListOrdersQuery = Static<OrderSchemas['ListOrdersBody']>

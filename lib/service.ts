@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import { decodeCursor, encodeCursor, type NormalizedQuery } from './cursor.js'
+import { customFieldRules, freezeCustomFields, type CustomFieldSchemas } from './custom-fields.js'
 import { codes } from './errors.js'
 import { createEventFeed, createdEvent, statusChangedEvent, type EventPage, type OrderEvent } from './events.js'
 import { newOrderId } from './order-id.js'
@@ -65,6 +66,7 @@ export interface OrderServiceConfig {
   idempotencyTtl: number
   eventRetention: number
   log: FastifyBaseLogger
+  customFields?: CustomFieldSchemas
 }
 
 /** The service's operations on input that has already passed the route schemas. */
@@ -97,12 +99,16 @@ function totalOf (items: readonly OrderItem[]): number {
   return total
 }
 
-/** The body of a create as the server will store it; also what an idempotency key is bound to. */
-function fingerprintOf (input: CreateOrderInput): string {
+/**
+ * The body of a create as the server will store it; also what an idempotency key is bound to.
+ * `customFields` is the canonical JSON of the body's custom fields, '' when it has none: such a body
+ * keeps the fingerprint it had before the option existed, so stored keys stay valid.
+ */
+function fingerprintOf (input: CreateOrderInput, customFields = ''): string {
   const metadata = input.metadata === undefined ? [] : Object.entries(input.metadata).sort(([a], [b]) => a < b ? -1 : 1)
   const items = input.items.map(({ sku, name, quantity, unitPrice }) => [sku, name ?? null, quantity, unitPrice])
   return createHash('sha256')
-    .update(JSON.stringify([input.customerId, input.currency, items, metadata]))
+    .update(JSON.stringify([input.customerId, input.currency, items, metadata]) + customFields)
     .digest('base64url')
 }
 
@@ -128,6 +134,7 @@ function readonly (order: Order): Order {
   Object.freeze(order.items)
   Object.freeze(order.statusHistory)
   Object.freeze(order.metadata)
+  freezeCustomFields(order)
   return Object.freeze(order)
 }
 
@@ -165,6 +172,7 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
     feed.written()
     subscriptions.wake()
   }
+  const customFields = config.customFields === undefined ? undefined : customFieldRules(config.customFields, validatorOf)
 
   function storageFailure (err: unknown) {
     return new codes.ORDER_STORAGE_UNAVAILABLE({ cause: err })
@@ -205,11 +213,12 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
       createdAt,
       updatedAt: createdAt
     }
+    customFields?.fill(order, input)
     let claim: IdempotencyClaim | undefined
     if (idempotencyKey !== undefined) {
       claim = {
         key: JSON.stringify([scope?.customerId ?? null, idempotencyKey]),
-        fingerprint: fingerprintOf(input),
+        fingerprint: fingerprintOf(input, customFields?.fingerprint(input)),
         expiresAt: new Date(now.getTime() + idempotencyTtl).toISOString()
       }
     }
@@ -280,10 +289,16 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
       if (expectedVersion !== undefined && current.version !== expectedVersion) {
         throw new codes.ORDER_VERSION_CONFLICT(id, expectedVersion)
       }
-      if (current.status === status) return current
+      // Custom fields change only with a move: a same-status patch that would change them is refused.
+      const fields = customFields?.patched(current, input)
+      if (current.status === status) {
+        if (fields !== undefined) throw new codes.ORDER_INVALID_TRANSITION(current.status, status)
+        return current
+      }
       if (!workflow.allows(current.status, status)) {
         throw new codes.ORDER_INVALID_TRANSITION(current.status, status)
       }
+      if (fields !== undefined) customFields!.check(fields)
       const now = new Date().toISOString()
       // History stays in time order even if this instance's clock lags the last writer's.
       const at = now > current.updatedAt ? now : current.updatedAt
@@ -294,6 +309,7 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
         statusHistory: [...current.statusHistory, reason === undefined ? { status, at } : { status, at, reason }],
         updatedAt: at
       }
+      if (fields !== undefined) customFields!.set(next, fields)
       let replaced
       try {
         replaced = await storage.replace(next, current.version, statusChangedEvent(next, current.status))
@@ -320,6 +336,7 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
       // A copy, so the stored order shares nothing the caller may change or see frozen later.
       // Spread defines own properties, so a "__proto__" metadata key stays data.
       const own = { ...input, items: input.items.map(item => ({ ...item })), metadata: { ...input.metadata } }
+      customFields?.own(own)
       return readonly((await createOrder(own, options?.scope, options?.idempotencyKey)).order)
     },
     async list (query = {}, options) {
@@ -330,7 +347,8 @@ export function createOrderService (config: OrderServiceConfig): OrderOperations
     },
     async updateStatus (input, options) {
       assertValid<UpdateOrderStatusInput>(validateUpdate, input)
-      return readonly(await updateOrderStatus(input, options?.scope))
+      const own = customFields === undefined ? input : customFields.own({ ...input })
+      return readonly(await updateOrderStatus(own, options?.scope))
     },
     on (event, listener) {
       if (!Object.hasOwn(listeners, event)) {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import t from 'tap'
 import { conformanceCases, runConformance } from '../lib/conformance.js'
-import { memoryStorage, type OrderStorage } from '../lib/index.js'
+import { memoryStorage, type Order, type OrderItem, type OrderStorage } from '../lib/index.js'
 
 for (const conformanceCase of conformanceCases) {
   t.test(`memoryStorage: ${conformanceCase.name}`, async () => {
@@ -176,6 +176,16 @@ t.test('a storage whose get loses data fails the round-trip case', async t => {
     }
   }))))
   t.ok(failed.includes('get returns the created order unchanged'))
+})
+
+t.test('a storage that keeps only the item fields it knows fails the custom-field case', async t => {
+  const withoutItemFields = (order: Order): Order =>
+    ({ ...order, items: order.items.map(({ customFields, ...item }: OrderItem & { customFields?: unknown }) => item) })
+  const failed = await failedCases(runConformance(brokenStorage(storage => ({
+    get: async (id) => { const order = await storage.get(id); return order && withoutItemFields(order) },
+    list: async (query) => (await storage.list(query)).map(withoutItemFields)
+  }))))
+  t.same(failed, ['custom fields round-trip exactly through create, get, list and replace'])
 })
 
 t.test('a factory that throws fails every case, whatever it throws', async t => {

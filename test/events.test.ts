@@ -1,6 +1,7 @@
 // The event feed: every stored change is an event, listed in feed order; nothing else is.
 import t from 'tap'
 import { memoryStorage, type OrderStorage } from '../lib/index.js'
+import { address, bodyWith, Gift, Shipping } from './custom-field-schemas.js'
 import { buildApp, createOrder, eventually, logLines, orderBody, post, waitForEvents } from './helper.js'
 
 t.test('every create and status change is an event carrying the order as stored', async t => {
@@ -102,4 +103,19 @@ t.test('a feed the storage cannot read throws ORDER_STORAGE_UNAVAILABLE with the
   const cause = new Error('connection reset')
   const app = await buildApp(t, { storage: { ...inner, listEvents: async () => { throw cause } } })
   await t.rejects(app.orders.listEvents(), { code: 'ORDER_STORAGE_UNAVAILABLE', statusCode: 503, cause })
+})
+
+t.test('events carry the order\'s and items\' custom fields as each change stored them', async t => {
+  const app = await buildApp(t, { customFields: { order: Shipping, item: Gift } })
+  const created = await post(app, 'createOrder', bodyWith({ address }, { giftNote: 'Happy birthday' }))
+  t.equal(created.status, 201)
+  const shipped = await post(app, 'updateOrderStatus', { id: created.body.id, status: 'paid', customFields: { trackingNumber: 'TRK-1' } })
+  t.equal(shipped.status, 200)
+  // Without OrderCustomFields declared, the types have no customFields: read the events as JSON.
+  const [first, second] = (await waitForEvents(app, 2)) as Array<{ order: any }>
+  t.same(first!.order, created.body, 'the created event has the custom fields of the create')
+  t.same(first!.order.customFields, { address })
+  t.same(first!.order.items[0].customFields, { giftNote: 'Happy birthday' })
+  t.same(second!.order, shipped.body, 'the statusChanged event has them as the move patched them')
+  t.same(second!.order.customFields, { address, trackingNumber: 'TRK-1' })
 })

@@ -23,6 +23,11 @@ async function defaultStorage (): Promise<OrderStorage | undefined> {
   return (await database).storage()
 }
 
+/** The storage a test's app gets by default, for tests that share one storage between two apps. */
+export async function testStorage (): Promise<OrderStorage> {
+  return await defaultStorage() ?? memoryStorage()
+}
+
 export async function buildApp (t: Test, options: OrderPluginOptions = {}, server: FastifyServerOptions = {}): Promise<FastifyInstance> {
   const app = Fastify(server)
   t.teardown(() => app.close())

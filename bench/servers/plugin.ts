@@ -1,5 +1,7 @@
-// The plugin under load: Fastify with fastify-order on the storage named by BENCH_STORAGE.
+// The plugin under load: Fastify with fastify-order on the storage named by BENCH_STORAGE, with the
+// benchmark's custom fields when BENCH_CUSTOM_FIELDS is set.
 import Fastify from 'fastify'
+import { customFields } from '../custom-fields.js'
 import { loadPlugin, openStorage, type StorageName } from '../storages.js'
 import { serve } from './serve.js'
 
@@ -7,5 +9,5 @@ const { orderPlugin } = await loadPlugin()
 const { storage, close } = await openStorage((process.env.BENCH_STORAGE ?? 'memory') as StorageName)
 const app = Fastify()
 app.addHook('onClose', close)
-await app.register(orderPlugin, { storage })
+await app.register(orderPlugin, process.env.BENCH_CUSTOM_FIELDS === undefined ? { storage } : { storage, customFields })
 await serve(app)

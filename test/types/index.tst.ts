@@ -3,11 +3,11 @@ import Fastify, { type FastifyRequest } from 'fastify'
 import { expect, test } from 'tstyche'
 import orderPlugin, {
   codes, memoryStorage, defaultWorkflow, CreateOrderBodySchema, OrderSchema,
-  type CreateOrderInput, type ListOrdersQuery, type Order, type OrderPage, type OrderPluginOptions,
+  type CreateOrderInput, type ListOrdersQuery, type Order, type OrderItem, type OrderPage, type OrderPluginOptions,
   type OrderService, type OrderStorage, type UpdateOrderStatusInput, type Authorize, type OrderEvent, type EventPage,
   type SubscriptionStatus
 } from '../../lib/index.js'
-import type { Static } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
 
 const app = Fastify()
 
@@ -41,6 +41,23 @@ test('request and response types come from the TypeBox schemas', () => {
   expect<ListOrdersQuery['order']>().type.toBe<'asc' | 'desc' | undefined>()
   expect<UpdateOrderStatusInput>().type.toHaveProperty('expectedVersion')
   expect<OrderPage['nextCursor']>().type.toBe<string | null>()
+})
+
+test('without declared custom fields, orders and inputs have no customFields', () => {
+  expect<Order>().type.not.toHaveProperty('customFields')
+  expect<OrderItem>().type.not.toHaveProperty('customFields')
+  expect<CreateOrderInput>().type.not.toHaveProperty('customFields')
+  expect<CreateOrderInput['items'][number]>().type.not.toHaveProperty('customFields')
+  expect<UpdateOrderStatusInput>().type.not.toHaveProperty('customFields')
+  expect(app.orders.create({ customerId: 'c', currency: 'EUR', items: [{ sku: 'A-1', quantity: 1, unitPrice: 1 }], customFields: {} }))
+    .type.toRaiseError(/'customFields' does not exist/)
+})
+
+test('the customFields option takes object schemas', () => {
+  const Gift = Type.Object({ giftNote: Type.String() })
+  expect(app.register(orderPlugin, { customFields: { order: Type.Object({ taxId: Type.String() }), item: Gift } })).type.not.toRaiseError()
+  expect(app.register(orderPlugin, { customFields: { order: Type.String() } })).type.toRaiseError()
+  expect(app.register(orderPlugin, { customFields: { orders: Gift } })).type.toRaiseError(/'orders' does not exist/)
 })
 
 test('a storage adapter implements OrderStorage', () => {
