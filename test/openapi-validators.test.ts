@@ -12,12 +12,14 @@ import { buildServer } from '../examples/server.js'
 import { buildServer as buildAuthServer } from '../examples/auth.js'
 import { buildApp, exampleMemoryStorage, orderBody, post } from './helper.js'
 import { createBodyArb } from './order-arbitraries.js'
+import { Gift, Shipping } from './custom-field-schemas.js'
 
 // @fastify/swagger's default, and the other version it writes.
 const versions = [undefined, '3.1.0'] as const
 const optionSets: Array<[string, OrderPluginOptions]> = [
   ['the default options', {}],
-  ['a custom workflow', { workflow: { initial: 'new', transitions: { new: ['done', 'void'], done: [], void: [] } }, maxItems: 5, prefix: '/api' }]
+  ['a custom workflow', { workflow: { initial: 'new', transitions: { new: ['done', 'void'], done: [], void: [] } }, maxItems: 5, prefix: '/api' }],
+  ['custom fields on orders and items', { customFields: { order: Shipping, item: Gift } }]
 ]
 // Redocly's smallest ruleset, built in: no configuration file and no network.
 const minimal = createConfig({ extends: ['minimal'] })
