@@ -120,6 +120,20 @@ t.test('app.close() waits for the handler in flight, checkpoints it, and the nex
   t.same(events.map(event => event.id), [all[1]!.id], 'the handled event is not delivered again')
 })
 
+t.test('app.close() during a failing handler\'s backoff ends the retries at once', async t => {
+  const app = await registeredApp(t, memoryStorage())
+  let attempts = 0
+  // A handler may throw anything, not only an Error: the status shows it as text.
+  app.orders.subscribe('stuck', async () => { attempts++; throw 'always down' }, { from: 'start', ...quick, maxBackoff: 3_600_000 }) // eslint-disable-line no-throw-literal
+  await app.ready()
+  await createOrder(app)
+  // The second attempt waits 200 ms, the fourth 800 ms; closing in between ends the wait.
+  await eventually('the handler failed and is backing off', () => attempts === 2)
+  await app.close()
+  t.equal(attempts, 2, 'no attempt after close')
+  t.match(app.orders.subscriptions()[0], { active: false, lastEventId: null, failing: { attempts: 2, error: 'always down' } }, 'the event stays unhandled')
+})
+
 t.test('instances sharing a storage share a subscription: one runs it, another takes over when it closes', async t => {
   const storage = memoryStorage()
   const delivered: Array<[string, string]> = []
