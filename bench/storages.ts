@@ -24,6 +24,8 @@ type PostgresStorage = (options: { client: unknown, table?: string }) => OrderSt
 
 // The benchmark's own tables on a server, dropped when it ends, so it never touches an app's orders.
 const BENCH_TABLE = 'fastify_order_bench'
+// Every table postgresStorage() creates for one table name.
+const BENCH_TABLES = ['', '_idempotency_keys', '_events', '_subscriptions'].map(suffix => BENCH_TABLE + suffix).join(', ')
 
 /** The storage by name, and how to release what it holds (a pool, an embedded database). */
 export async function openStorage (name: StorageName): Promise<{ storage: OrderStorage, close: () => Promise<void> }> {
@@ -43,11 +45,11 @@ export async function openStorage (name: StorageName): Promise<{ storage: OrderS
   const pgModule = 'pg'
   const { default: pg } = await import(pgModule)
   const client = new pg.Pool({ connectionString })
-  await client.query(`DROP TABLE IF EXISTS ${BENCH_TABLE}, ${BENCH_TABLE}_idempotency_keys`)
+  await client.query(`DROP TABLE IF EXISTS ${BENCH_TABLES}`)
   return {
     storage: postgresStorage({ client, table: BENCH_TABLE }),
     close: async () => {
-      await client.query(`DROP TABLE IF EXISTS ${BENCH_TABLE}, ${BENCH_TABLE}_idempotency_keys`)
+      await client.query(`DROP TABLE IF EXISTS ${BENCH_TABLES}`)
       await client.end()
     }
   }
