@@ -1,4 +1,4 @@
-// `npm run bench`: req/s of the plugin against the same job hand-written on bare Fastify, then page cost by store size.
+// `npm run bench`: req/s of the plugin against the same job hand-written on bare Fastify, page cost by store size, the event feed.
 import { execFileSync, fork, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
@@ -14,15 +14,16 @@ const USAGE = `Usage: npm run bench -- [options]
   --rounds <n>       alternating rounds per route, A B then B A (default 10)
   --warmup <s>       seconds of load per server before the rounds (default 2)
   --connections <n>  concurrent connections (default 10)
-  --storage <name>   also load the plugin on pglite or postgres (repeatable; default: pglite when
-                     lib/storage/postgres.ts exists, and postgres too when DATABASE_URL is set)
+  --storage <name>   also load the plugin on pglite or postgres, against the same job hand-written
+                     with SQL (repeatable; default: pglite when lib/storage/postgres.ts exists, and
+                     postgres too when DATABASE_URL is set)
   --memory-only      only the memory storage and the baseline
   --route <name>     only this route: getOrderList or createOrder (repeatable; default both)
   --only <part>      http (req/s) or store (page cost and heap per order); default both
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders
   --source           load the plugin from lib/ through tsx instead of building dist/ first
-  --profile          run both servers under --cpu-prof and print their top self-time frames
-                     (profiles/plugin, profiles/baseline)`
+  --profile          run the HTTP servers under --cpu-prof and print their top self-time frames
+                     (profiles/<server>)`
 
 const { values: flags } = parseArgs({
   options: {
@@ -156,28 +157,53 @@ async function load (server: Server, route: Route, seconds: number): Promise<Loa
   return { rate: result.requests.average, cpu: (await cpuTime(server) - cpuBefore) / result.requests.total }
 }
 
+/** One storage's servers: the plugin, and the same job hand-written with and without an outbox. */
+interface DatabaseServers {
+  storage: StorageName
+  plugin: Server
+  outbox: Server
+  plain: Server
+}
+
 async function benchHttp (): Promise<void> {
   if (flags.profile) {
     rmSync(profileDir, { recursive: true, force: true })
     mkdirSync(profileDir, { recursive: true })
   }
-  const profileArgs = (name: string) => flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : []
-  const servers = [
-    await start('plugin (memory)', 'plugin.ts', { BENCH_STORAGE: 'memory' }, profileArgs('plugin')),
-    await start('bare Fastify', 'baseline.ts', {}, profileArgs('baseline'))
-  ]
-  for (const storage of extraStorages) servers.push(await start(`plugin (${storage})`, 'plugin.ts', { BENCH_STORAGE: storage }))
-  const [plugin, baseline, ...databases] = servers as [Server, Server, ...Server[]]
+  const profiled: string[] = []
+  const launch = (name: string, file: string, env: Record<string, string>, profileName: string) => {
+    if (flags.profile) profiled.push(profileName)
+    return start(name, file, env, flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, profileName)}`] : [])
+  }
+  const plugin = await launch('plugin (memory)', 'plugin.ts', { BENCH_STORAGE: 'memory' }, 'plugin')
+  const baseline = await launch('bare Fastify', 'baseline.ts', {}, 'baseline')
+  const servers = [plugin, baseline]
+  const databases: DatabaseServers[] = []
   try {
+    for (const storage of extraStorages) {
+      const group: DatabaseServers = {
+        storage,
+        plugin: await launch(`plugin (${storage})`, 'plugin.ts', { BENCH_STORAGE: storage }, `plugin-${storage}`),
+        outbox: await launch(`${storage} + outbox`, 'baseline-sql.ts', { BENCH_STORAGE: storage, BENCH_OUTBOX: '1' }, `sql-${storage}`),
+        plain: await launch(`${storage}, no outbox`, 'baseline-sql.ts', { BENCH_STORAGE: storage, BENCH_OUTBOX: '0' }, `sql-plain-${storage}`)
+      }
+      databases.push(group)
+      servers.push(group.plugin, group.outbox, group.plain)
+    }
     for (const server of servers) await seed(server)
     console.log(`HTTP: ${rounds} alternating rounds of ${duration} s per server after a ${warmup} s warmup, ${connections} connections`)
     const rows: string[][] = []
+    const databaseRows: string[][] = []
     for (const route of (flags.route ?? Object.keys(bodies)) as Route[]) {
       if (!Object.hasOwn(bodies, route)) throw new Error(`unknown route ${route}; use ${Object.keys(bodies).join(' or ')}`)
       for (const server of [plugin, baseline]) await load(server, route, warmup)
       const loads = new Map<Server, Load[]>(servers.map(server => [server, []]))
-      const ratios: number[] = []
-      const cpuRatios: number[] = []
+      const ratios = new Map<string, number[]>()
+      const ratio = (name: string, a: Server, b: Server) => {
+        const value = loads.get(a)!.at(-1)!.rate / loads.get(b)!.at(-1)!.rate
+        ratios.set(name, [...ratios.get(name) ?? [], value])
+        return value
+      }
       const report = (round: number, measured: Server[], suffix = '') => console.log(`  ${route} round ${round}: ${measured.map(server => {
         const { rate, cpu } = loads.get(server)!.at(-1)!
         return `${server.name} ${format(rate)} req/s (${cpu.toFixed(0)} µs CPU/req)`
@@ -186,50 +212,79 @@ async function benchHttp (): Promise<void> {
         // A B, then B A: whatever favours the first (or second) run of a round favours each server equally.
         for (const server of round % 2 === 1 ? [plugin, baseline] : [baseline, plugin]) loads.get(server)!.push(await load(server, route, duration))
         const [a, b] = [loads.get(plugin)!.at(-1)!, loads.get(baseline)!.at(-1)!]
-        ratios.push(a.rate / b.rate)
-        cpuRatios.push(b.cpu / a.cpu)
+        ratio('memory', plugin, baseline)
+        ratios.set('memory cpu', [...ratios.get('memory cpu') ?? [], b.cpu / a.cpu])
         report(round, [plugin, baseline], `; ratio ${(a.rate / b.rate).toFixed(3)}`)
       }
       // The database storages after the ratio rounds, so a database server's background work
-      // (checkpoints, autovacuum) never lands in them.
-      for (const server of databases) await load(server, route, warmup)
-      for (let round = 1; databases.length > 0 && round <= rounds; round++) {
-        for (const server of round % 2 === 1 ? databases : [...databases].reverse()) loads.get(server)!.push(await load(server, route, duration))
-        report(round, databases)
+      // (checkpoints, autovacuum) never lands in them. A read is the same SQL with or without an
+      // outbox, so getOrderList loads the hand-written server without one only for createOrder.
+      const measuredOf = (group: DatabaseServers) => route === 'createOrder' ? [group.plugin, group.outbox, group.plain] : [group.plugin, group.outbox]
+      const measured = databases.flatMap(measuredOf)
+      for (const server of measured) await load(server, route, warmup)
+      for (let round = 1; measured.length > 0 && round <= rounds; round++) {
+        for (const server of round % 2 === 1 ? measured : [...measured].reverse()) loads.get(server)!.push(await load(server, route, duration))
+        for (const group of databases) {
+          const suffix = [`plugin / outbox ${ratio(`${group.storage} outbox`, group.plugin, group.outbox).toFixed(3)}`]
+          if (route === 'createOrder') {
+            suffix.push(`plugin / no outbox ${ratio(`${group.storage} plain`, group.plugin, group.plain).toFixed(3)}`)
+            suffix.push(`outbox / no outbox ${ratio(`${group.storage} outbox price`, group.outbox, group.plain).toFixed(3)}`)
+          }
+          report(round, measuredOf(group), `; ${suffix.join(', ')}`)
+        }
       }
       const medianOf = (server: Server, field: keyof Load) => median(loads.get(server)!.map(measured => measured[field]))
-      rows.push([route, format(medianOf(plugin, 'rate')), format(medianOf(baseline, 'rate')), median(ratios).toFixed(2),
-        `${medianOf(plugin, 'cpu').toFixed(0)} / ${medianOf(baseline, 'cpu').toFixed(0)}`, median(cpuRatios).toFixed(2),
-        ...databases.map(server => format(medianOf(server, 'rate')))])
+      const medianRatio = (name: string) => median(ratios.get(name)!).toFixed(2)
+      const cpuOf = (a: Server, b: Server) => `${medianOf(a, 'cpu').toFixed(0)} / ${medianOf(b, 'cpu').toFixed(0)}`
+      rows.push([route, format(medianOf(plugin, 'rate')), format(medianOf(baseline, 'rate')), medianRatio('memory'),
+        cpuOf(plugin, baseline), medianRatio('memory cpu')])
+      for (const group of databases) {
+        const create = route === 'createOrder'
+        databaseRows.push([route, group.storage, format(medianOf(group.plugin, 'rate')), format(medianOf(group.outbox, 'rate')),
+          medianRatio(`${group.storage} outbox`), cpuOf(group.plugin, group.outbox),
+          create ? format(medianOf(group.plain, 'rate')) : '–', create ? medianRatio(`${group.storage} plain`) : '–',
+          create ? medianRatio(`${group.storage} outbox price`) : '–'])
+      }
     }
     console.log()
-    printTable(['route', 'plugin req/s', 'bare Fastify req/s', 'ratio (median)', 'CPU µs/req plugin / bare', 'CPU ratio (bare / plugin)', ...databases.map(server => `${server.name} req/s`)], rows)
+    printTable(['route', 'plugin req/s', 'bare Fastify req/s', 'ratio (median)', 'CPU µs/req plugin / bare', 'CPU ratio (bare / plugin)'], rows)
+    if (databaseRows.length > 0) {
+      console.log('\nOn a database, against the same job hand-written on bare Fastify with SQL (a jsonb document table;')
+      console.log('createOrder inserts the order and a Debezium-style outbox row in one statement, or the order alone):')
+      printTable(['route', 'storage', 'plugin req/s', 'hand-written + outbox req/s', 'ratio (median)', 'Node CPU µs/req plugin / hand-written',
+        'hand-written, no outbox req/s', 'plugin / no outbox (median)', 'outbox / no outbox (median)'], databaseRows)
+    }
   } finally {
     for (const server of servers) await stop(server)
   }
-  if (flags.profile) {
-    for (const name of ['plugin', 'baseline']) {
-      const dir = join(profileDir, name)
-      // The tsx loader thread writes a profile of its own; the server's main thread has the largest.
-      const file = readdirSync(dir).sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0]!
-      console.log(`\nTop self-time frames of the ${name} server (${join(dir, file)}):`)
-      printTable(['self %', 'function', 'where'], topSelfTime(join(dir, file), 25))
-    }
+  for (const name of profiled) {
+    const dir = join(profileDir, name)
+    // The tsx loader thread writes a profile of its own; the server's main thread has the largest.
+    const file = readdirSync(dir).sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0]!
+    console.log(`\nTop self-time frames of the ${name} server (${join(dir, file)}):`)
+    printTable(['self %', 'function', 'where'], topSelfTime(join(dir, file), 25))
   }
 }
 
-async function benchStore (): Promise<void> {
-  const child = fork(join(benchDir, 'store-size.ts'), quick ? ['--quick'] : [], {
-    execArgv: ['--import', 'tsx', '--expose-gc'],
+/** Runs one of the benchmark's scripts in a process of its own, with the storages chosen here. */
+async function runScript (file: string, { storages = false, execArgv = [] as string[] } = {}): Promise<void> {
+  const args = [...quick ? ['--quick'] : [], ...storages ? extraStorages.flatMap(storage => ['--storage', storage]) : []]
+  const child = fork(join(benchDir, file), args, {
+    execArgv: ['--import', 'tsx', ...execArgv],
     env: process.env,
     stdio: 'inherit'
   })
   const [code] = await once(child, 'exit')
-  if (code !== 0) throw new Error(`store-size.ts exited with ${code}`)
+  if (code !== 0) throw new Error(`${file} exited with ${code}`)
 }
 
-if (flags.only === undefined || flags.only === 'http') await benchHttp()
-if (flags.only === undefined || flags.only === 'store') {
-  if (flags.only === undefined) console.log()
-  await benchStore()
+const parts = {
+  http: benchHttp,
+  store: () => runScript('store-size.ts', { execArgv: ['--expose-gc'] })
+}
+const chosen = flags.only === undefined ? ['http', 'store'] : [flags.only]
+for (const [index, part] of chosen.entries()) {
+  if (!Object.hasOwn(parts, part)) throw new Error(`unknown part ${part}; use ${Object.keys(parts).join(', ')}`)
+  if (index > 0) console.log()
+  await parts[part as keyof typeof parts]()
 }
