@@ -19,8 +19,9 @@ const USAGE = `Usage: npm run bench -- [options]
                      postgres too when DATABASE_URL is set)
   --memory-only      only the memory storage and the baseline
   --route <name>     only this route: getOrderList or createOrder (repeatable; default both)
-  --only <part>      http (req/s), store (page cost and heap per order) or feed (events read per
-                     second, subscription latency); default all three
+  --only <part>      http (req/s), store (page cost and heap per order), feed (events read per
+                     second, subscription latency) or soak (events under load while PostgreSQL
+                     kills connections; needs DATABASE_URL); default http, store and feed
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders, smaller feeds
   --source           load the plugin from lib/ through tsx instead of building dist/ first
   --profile          run the HTTP servers under --cpu-prof and print their top self-time frames
@@ -282,8 +283,10 @@ async function runScript (file: string, { storages = false, execArgv = [] as str
 const parts = {
   http: benchHttp,
   store: () => runScript('store-size.ts', { execArgv: ['--expose-gc'] }),
-  feed: () => runScript('feed.ts', { storages: true })
+  feed: () => runScript('feed.ts', { storages: true }),
+  soak: () => runScript('soak-events.ts')
 }
+// The soak is a check, not a figure, and kills connections on the server: it runs only when asked for.
 const chosen = flags.only === undefined ? ['http', 'store', 'feed'] : [flags.only]
 for (const [index, part] of chosen.entries()) {
   if (!Object.hasOwn(parts, part)) throw new Error(`unknown part ${part}; use ${Object.keys(parts).join(', ')}`)
