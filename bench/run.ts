@@ -5,6 +5,7 @@ import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
+import { openBackendCpu, type BackendCpu } from './backend-cpu.js'
 import { topSelfTime } from './profile.js'
 import { formatCount as format, median, printTable } from './report.js'
 import { hasPostgresAdapter, type StorageName } from './storages.js'
@@ -78,6 +79,8 @@ interface Server {
   name: string
   url: string
   child: ChildProcess
+  /** The application_name of its PostgreSQL connections, if it has any. */
+  applicationName?: string
 }
 
 async function start (name: string, file: string, env: Record<string, string> = {}, execArgv: string[] = []): Promise<Server> {
@@ -90,7 +93,7 @@ async function start (name: string, file: string, env: Record<string, string> = 
     once(child, 'message') as Promise<[{ port: number }]>,
     once(child, 'exit').then(([code]) => { throw new Error(`${name} server exited with ${code} before listening`) })
   ])
-  return { name, url: `http://127.0.0.1:${message.port}`, child }
+  return { name, url: `http://127.0.0.1:${message.port}`, child, applicationName: env.BENCH_APPLICATION_NAME }
 }
 
 async function stop (server: Server): Promise<void> {
@@ -141,9 +144,16 @@ interface Load {
   rate: number
   /** Server CPU microseconds per request. */
   cpu: number
+  /** CPU microseconds per request of the server's PostgreSQL connections, when the database runs on this machine. */
+  database: number | undefined
 }
 
+// Set while database servers run, when a PostgreSQL server is at DATABASE_URL.
+let backends: BackendCpu | undefined
+
 async function load (server: Server, route: Route, seconds: number): Promise<Load> {
+  const databaseCpu = async () => server.applicationName === undefined ? undefined : await backends?.cpu(server.applicationName)
+  const databaseBefore = await databaseCpu()
   const cpuBefore = await cpuTime(server)
   const result = await autocannon({
     url: `${server.url}/order/${route}`,
@@ -156,7 +166,10 @@ async function load (server: Server, route: Route, seconds: number): Promise<Loa
   if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) {
     throw new Error(`${server.name} ${route}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`)
   }
-  return { rate: result.requests.average, cpu: (await cpuTime(server) - cpuBefore) / result.requests.total }
+  const cpu = (await cpuTime(server) - cpuBefore) / result.requests.total
+  const databaseAfter = await databaseCpu()
+  const database = databaseBefore === undefined || databaseAfter === undefined ? undefined : (databaseAfter - databaseBefore) / result.requests.total
+  return { rate: result.requests.average, cpu, database }
 }
 
 /** One storage's servers: the plugin, and the same job hand-written with and without an outbox. */
@@ -175,12 +188,15 @@ async function benchHttp (): Promise<void> {
   const profiled: string[] = []
   const launch = (name: string, file: string, env: Record<string, string>, profileName: string) => {
     if (flags.profile) profiled.push(profileName)
+    // Named on PostgreSQL, so the CPU time of each server's connections can be told apart.
+    if (env.BENCH_STORAGE === 'postgres') env = { ...env, BENCH_APPLICATION_NAME: `fastify-order-bench-${profileName}` }
     return start(name, file, env, flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, profileName)}`] : [])
   }
   const plugin = await launch('plugin (memory)', 'plugin.ts', { BENCH_STORAGE: 'memory' }, 'plugin')
   const baseline = await launch('bare Fastify', 'baseline.ts', {}, 'baseline')
   const servers = [plugin, baseline]
   const databases: DatabaseServers[] = []
+  if (extraStorages.includes('postgres')) backends = await openBackendCpu()
   try {
     for (const storage of extraStorages) {
       const group: DatabaseServers = {
@@ -207,8 +223,8 @@ async function benchHttp (): Promise<void> {
         return value
       }
       const report = (round: number, measured: Server[], suffix = '') => console.log(`  ${route} round ${round}: ${measured.map(server => {
-        const { rate, cpu } = loads.get(server)!.at(-1)!
-        return `${server.name} ${format(rate)} req/s (${cpu.toFixed(0)} µs CPU/req)`
+        const { rate, cpu, database } = loads.get(server)!.at(-1)!
+        return `${server.name} ${format(rate)} req/s (${cpu.toFixed(0)}${database === undefined ? '' : ` + ${database.toFixed(0)} PostgreSQL`} µs CPU/req)`
       }).join(', ')}${suffix}`)
       for (let round = 1; round <= rounds; round++) {
         // A B, then B A: whatever favours the first (or second) run of a round favours each server equally.
@@ -235,15 +251,20 @@ async function benchHttp (): Promise<void> {
           report(round, measuredOf(group), `; ${suffix.join(', ')}`)
         }
       }
-      const medianOf = (server: Server, field: keyof Load) => median(loads.get(server)!.map(measured => measured[field]))
+      const medianOf = (server: Server, field: 'rate' | 'cpu') => median(loads.get(server)!.map(measured => measured[field]))
       const medianRatio = (name: string) => median(ratios.get(name)!).toFixed(2)
       const cpuOf = (a: Server, b: Server) => `${medianOf(a, 'cpu').toFixed(0)} / ${medianOf(b, 'cpu').toFixed(0)}`
+      const databaseCpuOf = (a: Server, b: Server) => {
+        const [of, ob] = [a, b].map(server => loads.get(server)!.map(measured => measured.database))
+        if ([...of!, ...ob!].includes(undefined)) return '–'
+        return `${median(of as number[]).toFixed(0)} / ${median(ob as number[]).toFixed(0)}`
+      }
       rows.push([route, format(medianOf(plugin, 'rate')), format(medianOf(baseline, 'rate')), medianRatio('memory'),
         cpuOf(plugin, baseline), medianRatio('memory cpu')])
       for (const group of databases) {
         const create = route === 'createOrder'
         databaseRows.push([route, group.storage, format(medianOf(group.plugin, 'rate')), format(medianOf(group.outbox, 'rate')),
-          medianRatio(`${group.storage} outbox`), cpuOf(group.plugin, group.outbox),
+          medianRatio(`${group.storage} outbox`), cpuOf(group.plugin, group.outbox), databaseCpuOf(group.plugin, group.outbox),
           create ? format(medianOf(group.plain, 'rate')) : '–', create ? medianRatio(`${group.storage} plain`) : '–',
           create ? medianRatio(`${group.storage} outbox price`) : '–'])
       }
@@ -254,10 +275,11 @@ async function benchHttp (): Promise<void> {
       console.log('\nOn a database, against the same job hand-written on bare Fastify with SQL (a jsonb document table;')
       console.log('createOrder inserts the order and a Debezium-style outbox row in one statement, or the order alone):')
       printTable(['route', 'storage', 'plugin req/s', 'hand-written + outbox req/s', 'ratio (median)', 'Node CPU µs/req plugin / hand-written',
-        'hand-written, no outbox req/s', 'plugin / no outbox (median)', 'outbox / no outbox (median)'], databaseRows)
+        'PostgreSQL CPU µs/req plugin / hand-written', 'hand-written, no outbox req/s', 'plugin / no outbox (median)', 'outbox / no outbox (median)'], databaseRows)
     }
   } finally {
     for (const server of servers) await stop(server)
+    await backends?.close()
   }
   for (const name of profiled) {
     const dir = join(profileDir, name)

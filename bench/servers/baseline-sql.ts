@@ -13,7 +13,7 @@ import { serve } from './serve.js'
 const storage = process.env.BENCH_STORAGE === 'pglite' ? 'pglite' : 'postgres'
 const outbox = process.env.BENCH_OUTBOX === '1'
 const table = outbox ? 'fastify_order_bench_sql_orders' : 'fastify_order_bench_sql_plain_orders'
-const { client, close } = await openClient(storage)
+const { client, close } = await openClient(storage, process.env.BENCH_APPLICATION_NAME)
 const dropTables = `DROP TABLE IF EXISTS ${table}${outbox ? ', fastify_order_bench_sql_outbox' : ''}`
 
 await client.query(dropTables)
