@@ -51,7 +51,11 @@ interface CreateAttempt {
   orderId?: string
 }
 
-const counts = new Map<string, number>()
+// The outcomes the check looks for are listed even when none happened.
+const counts = new Map<string, number>([
+  'failed creates that stored nothing', 'unanswered creates that committed', 'keyed creates retried until answered',
+  'keyed creates answered by a replay'
+].map(name => [name, 0]))
 const count = (name: string, by = 1) => counts.set(name, (counts.get(name) ?? 0) + by)
 const creates: CreateAttempt[] = []
 const createdIds: string[] = []
