@@ -235,8 +235,8 @@ async function benchHttp (): Promise<void> {
         report(round, [plugin, baseline], `; ratio ${(a.rate / b.rate).toFixed(3)}`)
       }
       // The database storages after the ratio rounds, so a database server's background work
-      // (checkpoints, autovacuum) never lands in them. A read is the same SQL with or without an
-      // outbox, so getOrderList loads the hand-written server without one only for createOrder.
+      // (checkpoints, autovacuum) never lands in them. A page is read by the same SQL with or without
+      // an outbox, so the hand-written server without one is loaded for createOrder only.
       const measuredOf = (group: DatabaseServers) => route === 'createOrder' ? [group.plugin, group.outbox, group.plain] : [group.plugin, group.outbox]
       const measured = databases.flatMap(measuredOf)
       for (const server of measured) await load(server, route, warmup)
