@@ -12,3 +12,9 @@ export function printTable (header: readonly string[], rows: ReadonlyArray<reado
   console.log(`|${header.map(() => '---').join('|')}|`)
   for (const row of rows) console.log(`| ${row.join(' | ')} |`)
 }
+
+/** The nearest-rank percentile `p` (0..100) of the values. */
+export function percentile (values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p / 100 * sorted.length) - 1))]!
+}

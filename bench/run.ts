@@ -1,5 +1,5 @@
 // `npm run bench`: req/s of the plugin against the same job hand-written on bare Fastify, the cost of
-// custom fields on createOrder, then page cost by store size.
+// custom fields on createOrder, page cost by store size, the event feed.
 import { execFileSync, fork, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { asMetadata, withCustomFields } from './custom-fields.js'
+import { openBackendCpu, type BackendCpu } from './backend-cpu.js'
 import { topSelfTime } from './profile.js'
 import { formatCount as format, median, printTable } from './report.js'
 import { hasPostgresAdapter, type StorageName } from './storages.js'
@@ -16,16 +17,19 @@ const USAGE = `Usage: npm run bench -- [options]
   --rounds <n>       alternating rounds per route, A B then B A (default 10)
   --warmup <s>       seconds of load per server before the rounds (default 2)
   --connections <n>  concurrent connections (default 10)
-  --storage <name>   also load the plugin on pglite or postgres (repeatable; default: pglite when
-                     lib/storage/postgres.ts exists, and postgres too when DATABASE_URL is set)
+  --storage <name>   also load the plugin on pglite or postgres, against the same job hand-written
+                     with SQL (repeatable; default: pglite when lib/storage/postgres.ts exists, and
+                     postgres too when DATABASE_URL is set)
   --memory-only      only the memory storage and the baseline
   --route <name>     only this route: getOrderList or createOrder (repeatable; default both)
   --only <part>      http (req/s), custom-fields (createOrder with custom fields against without,
-                     memory storage) or store (page cost and heap per order); default all three
-  --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders
+                     memory storage), store (page cost and heap per order), feed (events read per
+                     second, subscription latency) or soak (events under load while PostgreSQL
+                     kills connections; needs DATABASE_URL); default all but soak
+  --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders, smaller feeds
   --source           load the plugin from lib/ through tsx instead of building dist/ first
-  --profile          run both servers under --cpu-prof and print their top self-time frames
-                     (profiles/plugin, profiles/baseline)`
+  --profile          run the HTTP servers under --cpu-prof and print their top self-time frames
+                     (profiles/<server>)`
 
 const { values: flags } = parseArgs({
   options: {
@@ -78,6 +82,8 @@ interface Server {
   name: string
   url: string
   child: ChildProcess
+  /** The application_name of its PostgreSQL connections, if it has any. */
+  applicationName?: string
 }
 
 async function start (name: string, file: string, env: Record<string, string> = {}, execArgv: string[] = []): Promise<Server> {
@@ -90,7 +96,7 @@ async function start (name: string, file: string, env: Record<string, string> = 
     once(child, 'message') as Promise<[{ port: number }]>,
     once(child, 'exit').then(([code]) => { throw new Error(`${name} server exited with ${code} before listening`) })
   ])
-  return { name, url: `http://127.0.0.1:${message.port}`, child }
+  return { name, url: `http://127.0.0.1:${message.port}`, child, applicationName: env.BENCH_APPLICATION_NAME }
 }
 
 async function stop (server: Server): Promise<void> {
@@ -141,9 +147,16 @@ interface Load {
   rate: number
   /** Server CPU microseconds per request. */
   cpu: number
+  /** CPU microseconds per request of the server's PostgreSQL connections, when the database runs on this machine. */
+  database: number | undefined
 }
 
+// Set while database servers run, when a PostgreSQL server is at DATABASE_URL.
+let backends: BackendCpu | undefined
+
 async function load (server: Server, route: Route, seconds: number, body = bodies[route]): Promise<Load> {
+  const databaseCpu = async () => server.applicationName === undefined ? undefined : await backends?.cpu(server.applicationName)
+  const databaseBefore = await databaseCpu()
   const cpuBefore = await cpuTime(server)
   const result = await autocannon({
     url: `${server.url}/order/${route}`,
@@ -156,7 +169,18 @@ async function load (server: Server, route: Route, seconds: number, body = bodie
   if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) {
     throw new Error(`${server.name} ${route}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`)
   }
-  return { rate: result.requests.average, cpu: (await cpuTime(server) - cpuBefore) / result.requests.total }
+  const cpu = (await cpuTime(server) - cpuBefore) / result.requests.total
+  const databaseAfter = await databaseCpu()
+  const database = databaseBefore === undefined || databaseAfter === undefined ? undefined : (databaseAfter - databaseBefore) / result.requests.total
+  return { rate: result.requests.average, cpu, database }
+}
+
+/** One storage's servers: the plugin, and the same job hand-written with and without an outbox. */
+interface DatabaseServers {
+  storage: StorageName
+  plugin: Server
+  outbox: Server
+  plain: Server
 }
 
 async function benchHttp (): Promise<void> {
@@ -164,60 +188,108 @@ async function benchHttp (): Promise<void> {
     rmSync(profileDir, { recursive: true, force: true })
     mkdirSync(profileDir, { recursive: true })
   }
-  const profileArgs = (name: string) => flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : []
-  const servers = [
-    await start('plugin (memory)', 'plugin.ts', { BENCH_STORAGE: 'memory' }, profileArgs('plugin')),
-    await start('bare Fastify', 'baseline.ts', {}, profileArgs('baseline'))
-  ]
-  for (const storage of extraStorages) servers.push(await start(`plugin (${storage})`, 'plugin.ts', { BENCH_STORAGE: storage }))
-  const [plugin, baseline, ...databases] = servers as [Server, Server, ...Server[]]
+  const profiled: string[] = []
+  const launch = (name: string, file: string, env: Record<string, string>, profileName: string) => {
+    if (flags.profile) profiled.push(profileName)
+    // Named on PostgreSQL, so the CPU time of each server's connections can be told apart.
+    if (env.BENCH_STORAGE === 'postgres') env = { ...env, BENCH_APPLICATION_NAME: `fastify-order-bench-${profileName}` }
+    return start(name, file, env, flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, profileName)}`] : [])
+  }
+  const plugin = await launch('plugin (memory)', 'plugin.ts', { BENCH_STORAGE: 'memory' }, 'plugin')
+  const baseline = await launch('bare Fastify', 'baseline.ts', {}, 'baseline')
+  const servers = [plugin, baseline]
+  const databases: DatabaseServers[] = []
+  if (extraStorages.includes('postgres')) backends = await openBackendCpu()
   try {
+    for (const storage of extraStorages) {
+      const group: DatabaseServers = {
+        storage,
+        plugin: await launch(`plugin (${storage})`, 'plugin.ts', { BENCH_STORAGE: storage }, `plugin-${storage}`),
+        outbox: await launch(`${storage} + outbox`, 'baseline-sql.ts', { BENCH_STORAGE: storage, BENCH_OUTBOX: '1' }, `sql-${storage}`),
+        plain: await launch(`${storage}, no outbox`, 'baseline-sql.ts', { BENCH_STORAGE: storage, BENCH_OUTBOX: '0' }, `sql-plain-${storage}`)
+      }
+      databases.push(group)
+      servers.push(group.plugin, group.outbox, group.plain)
+    }
     for (const server of servers) await seed(server)
     console.log(`HTTP: ${rounds} alternating rounds of ${duration} s per server after a ${warmup} s warmup, ${connections} connections`)
     const rows: string[][] = []
+    const databaseRows: string[][] = []
     for (const route of (flags.route ?? Object.keys(bodies)) as Route[]) {
       if (!Object.hasOwn(bodies, route)) throw new Error(`unknown route ${route}; use ${Object.keys(bodies).join(' or ')}`)
       for (const server of [plugin, baseline]) await load(server, route, warmup)
       const loads = new Map<Server, Load[]>(servers.map(server => [server, []]))
-      const ratios: number[] = []
-      const cpuRatios: number[] = []
+      const ratios = new Map<string, number[]>()
+      const ratio = (name: string, a: Server, b: Server) => {
+        const value = loads.get(a)!.at(-1)!.rate / loads.get(b)!.at(-1)!.rate
+        ratios.set(name, [...ratios.get(name) ?? [], value])
+        return value
+      }
       const report = (round: number, measured: Server[], suffix = '') => console.log(`  ${route} round ${round}: ${measured.map(server => {
-        const { rate, cpu } = loads.get(server)!.at(-1)!
-        return `${server.name} ${format(rate)} req/s (${cpu.toFixed(0)} µs CPU/req)`
+        const { rate, cpu, database } = loads.get(server)!.at(-1)!
+        return `${server.name} ${format(rate)} req/s (${cpu.toFixed(0)}${database === undefined ? '' : ` + ${database.toFixed(0)} PostgreSQL`} µs CPU/req)`
       }).join(', ')}${suffix}`)
       for (let round = 1; round <= rounds; round++) {
         // A B, then B A: whatever favours the first (or second) run of a round favours each server equally.
         for (const server of round % 2 === 1 ? [plugin, baseline] : [baseline, plugin]) loads.get(server)!.push(await load(server, route, duration))
         const [a, b] = [loads.get(plugin)!.at(-1)!, loads.get(baseline)!.at(-1)!]
-        ratios.push(a.rate / b.rate)
-        cpuRatios.push(b.cpu / a.cpu)
+        ratio('memory', plugin, baseline)
+        ratios.set('memory cpu', [...ratios.get('memory cpu') ?? [], b.cpu / a.cpu])
         report(round, [plugin, baseline], `; ratio ${(a.rate / b.rate).toFixed(3)}`)
       }
       // The database storages after the ratio rounds, so a database server's background work
-      // (checkpoints, autovacuum) never lands in them.
-      for (const server of databases) await load(server, route, warmup)
-      for (let round = 1; databases.length > 0 && round <= rounds; round++) {
-        for (const server of round % 2 === 1 ? databases : [...databases].reverse()) loads.get(server)!.push(await load(server, route, duration))
-        report(round, databases)
+      // (checkpoints, autovacuum) never lands in them. A page is read by the same SQL with or without
+      // an outbox, so the hand-written server without one is loaded for createOrder only.
+      const measuredOf = (group: DatabaseServers) => route === 'createOrder' ? [group.plugin, group.outbox, group.plain] : [group.plugin, group.outbox]
+      const measured = databases.flatMap(measuredOf)
+      for (const server of measured) await load(server, route, warmup)
+      for (let round = 1; measured.length > 0 && round <= rounds; round++) {
+        for (const server of round % 2 === 1 ? measured : [...measured].reverse()) loads.get(server)!.push(await load(server, route, duration))
+        for (const group of databases) {
+          const suffix = [`plugin / outbox ${ratio(`${group.storage} outbox`, group.plugin, group.outbox).toFixed(3)}`]
+          if (route === 'createOrder') {
+            suffix.push(`plugin / no outbox ${ratio(`${group.storage} plain`, group.plugin, group.plain).toFixed(3)}`)
+            suffix.push(`outbox / no outbox ${ratio(`${group.storage} outbox price`, group.outbox, group.plain).toFixed(3)}`)
+          }
+          report(round, measuredOf(group), `; ${suffix.join(', ')}`)
+        }
       }
-      const medianOf = (server: Server, field: keyof Load) => median(loads.get(server)!.map(measured => measured[field]))
-      rows.push([route, format(medianOf(plugin, 'rate')), format(medianOf(baseline, 'rate')), median(ratios).toFixed(2),
-        `${medianOf(plugin, 'cpu').toFixed(0)} / ${medianOf(baseline, 'cpu').toFixed(0)}`, median(cpuRatios).toFixed(2),
-        ...databases.map(server => format(medianOf(server, 'rate')))])
+      const medianOf = (server: Server, field: 'rate' | 'cpu') => median(loads.get(server)!.map(measured => measured[field]))
+      const medianRatio = (name: string) => median(ratios.get(name)!).toFixed(2)
+      const cpuOf = (a: Server, b: Server) => `${medianOf(a, 'cpu').toFixed(0)} / ${medianOf(b, 'cpu').toFixed(0)}`
+      const databaseCpuOf = (a: Server, b: Server) => {
+        const [of, ob] = [a, b].map(server => loads.get(server)!.map(measured => measured.database))
+        if ([...of!, ...ob!].includes(undefined)) return '–'
+        return `${median(of as number[]).toFixed(0)} / ${median(ob as number[]).toFixed(0)}`
+      }
+      rows.push([route, format(medianOf(plugin, 'rate')), format(medianOf(baseline, 'rate')), medianRatio('memory'),
+        cpuOf(plugin, baseline), medianRatio('memory cpu')])
+      for (const group of databases) {
+        const create = route === 'createOrder'
+        databaseRows.push([route, group.storage, format(medianOf(group.plugin, 'rate')), format(medianOf(group.outbox, 'rate')),
+          medianRatio(`${group.storage} outbox`), cpuOf(group.plugin, group.outbox), databaseCpuOf(group.plugin, group.outbox),
+          create ? format(medianOf(group.plain, 'rate')) : '–', create ? medianRatio(`${group.storage} plain`) : '–',
+          create ? medianRatio(`${group.storage} outbox price`) : '–'])
+      }
     }
     console.log()
-    printTable(['route', 'plugin req/s', 'bare Fastify req/s', 'ratio (median)', 'CPU µs/req plugin / bare', 'CPU ratio (bare / plugin)', ...databases.map(server => `${server.name} req/s`)], rows)
+    printTable(['route', 'plugin req/s', 'bare Fastify req/s', 'ratio (median)', 'CPU µs/req plugin / bare', 'CPU ratio (bare / plugin)'], rows)
+    if (databaseRows.length > 0) {
+      console.log('\nOn a database, against the same job hand-written on bare Fastify with SQL (a jsonb document table;')
+      console.log('createOrder inserts the order and a Debezium-style outbox row in one statement, or the order alone):')
+      printTable(['route', 'storage', 'plugin req/s', 'hand-written + outbox req/s', 'ratio (median)', 'Node CPU µs/req plugin / hand-written',
+        'PostgreSQL CPU µs/req plugin / hand-written', 'hand-written, no outbox req/s', 'plugin / no outbox (median)', 'outbox / no outbox (median)'], databaseRows)
+    }
   } finally {
     for (const server of servers) await stop(server)
+    await backends?.close()
   }
-  if (flags.profile) {
-    for (const name of ['plugin', 'baseline']) {
-      const dir = join(profileDir, name)
-      // The tsx loader thread writes a profile of its own; the server's main thread has the largest.
-      const file = readdirSync(dir).sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0]!
-      console.log(`\nTop self-time frames of the ${name} server (${join(dir, file)}):`)
-      printTable(['self %', 'function', 'where'], topSelfTime(join(dir, file), 25))
-    }
+  for (const name of profiled) {
+    const dir = join(profileDir, name)
+    // The tsx loader thread writes a profile of its own; the server's main thread has the largest.
+    const file = readdirSync(dir).sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0]!
+    console.log(`\nTop self-time frames of the ${name} server (${join(dir, file)}):`)
+    printTable(['self %', 'function', 'where'], topSelfTime(join(dir, file), 25))
   }
 }
 
@@ -247,7 +319,7 @@ async function benchCustomFields (): Promise<void> {
       ratios.padded.push(c.rate / a.rate)
       console.log(`  round ${round}: ${runs.map(run => `${run.server.name} ${format(loads.get(run)!.at(-1)!.rate)} req/s`).join(', ')}; ratio ${(b.rate / a.rate).toFixed(3)}`)
     }
-    const medianOf = (run: typeof plain, field: keyof Load) => median(loads.get(run)!.map(measured => measured[field]))
+    const medianOf = (run: typeof plain, field: 'rate' | 'cpu') => median(loads.get(run)!.map(measured => measured[field]))
     console.log()
     printTable(['route', 'without req/s', 'with custom fields req/s', 'ratio (median)', 'same bytes as metadata: ratio (median)', 'CPU µs/req without / with / same bytes'], [[
       'createOrder', format(medianOf(plain, 'rate')), format(medianOf(custom, 'rate')), median(ratios.custom).toFixed(2), median(ratios.padded).toFixed(2),
@@ -258,22 +330,29 @@ async function benchCustomFields (): Promise<void> {
   }
 }
 
-async function benchStore (): Promise<void> {
-  const child = fork(join(benchDir, 'store-size.ts'), quick ? ['--quick'] : [], {
-    execArgv: ['--import', 'tsx', '--expose-gc'],
+/** Runs one of the benchmark's scripts in a process of its own, with the storages chosen here. */
+async function runScript (file: string, { storages = false, execArgv = [] as string[] } = {}): Promise<void> {
+  const args = [...quick ? ['--quick'] : [], ...storages ? extraStorages.flatMap(storage => ['--storage', storage]) : []]
+  const child = fork(join(benchDir, file), args, {
+    execArgv: ['--import', 'tsx', ...execArgv],
     env: process.env,
     stdio: 'inherit'
   })
   const [code] = await once(child, 'exit')
-  if (code !== 0) throw new Error(`store-size.ts exited with ${code}`)
+  if (code !== 0) throw new Error(`${file} exited with ${code}`)
 }
 
-if (flags.only === undefined || flags.only === 'http') await benchHttp()
-if (flags.only === undefined || flags.only === 'custom-fields') {
-  if (flags.only === undefined) console.log()
-  await benchCustomFields()
+const parts = {
+  http: benchHttp,
+  'custom-fields': benchCustomFields,
+  store: () => runScript('store-size.ts', { execArgv: ['--expose-gc'] }),
+  feed: () => runScript('feed.ts', { storages: true }),
+  soak: () => runScript('soak-events.ts')
 }
-if (flags.only === undefined || flags.only === 'store') {
-  if (flags.only === undefined) console.log()
-  await benchStore()
+// The soak is a check, not a figure, and kills connections on the server: it runs only when asked for.
+const chosen = flags.only === undefined ? ['http', 'custom-fields', 'store', 'feed'] : [flags.only]
+for (const [index, part] of chosen.entries()) {
+  if (!Object.hasOwn(parts, part)) throw new Error(`unknown part ${part}; use ${Object.keys(parts).join(', ')}`)
+  if (index > 0) console.log()
+  await parts[part as keyof typeof parts]()
 }

@@ -20,35 +20,66 @@ export function hasPostgresAdapter (): boolean {
   return existsSync(new URL('../lib/storage/postgres.ts', import.meta.url))
 }
 
-type PostgresStorage = (options: { client: unknown, table?: string }) => OrderStorage
+type PostgresStorage = (options: { client: SqlClient, table?: string }) => OrderStorage
+
+/** A pg.Pool or a PGlite: both run a parameterized statement. */
+export interface SqlClient {
+  query: (text: string, params?: unknown[]) => Promise<{ rows: any[] }>
+}
+
+export interface OpenOptions {
+  /** The name of the tables on a server (postgres only). Default: fastify_order_bench. */
+  table?: string
+  /** Set on the pool's connections, so the server can tell this instance's connections apart. */
+  applicationName?: string
+  /** Another instance on the same tables: the first one to open them drops them, not this one. */
+  shared?: boolean
+}
 
 // The benchmark's own tables on a server, dropped when it ends, so it never touches an app's orders.
 const BENCH_TABLE = 'fastify_order_bench'
 
-/** The storage by name, and how to release what it holds (a pool, an embedded database). */
-export async function openStorage (name: StorageName): Promise<{ storage: OrderStorage, close: () => Promise<void> }> {
-  if (name === 'memory') {
-    const { memoryStorage } = await loadPlugin()
-    return { storage: memoryStorage(), close: async () => {} }
-  }
-  const { postgresStorage } = await import(new URL('storage/postgres.js', libraryDir).href) as { postgresStorage: PostgresStorage }
+/** Every table postgresStorage() creates for one table name. */
+export function pluginTables (table: string): string {
+  return ['', '_idempotency_keys', '_events', '_subscriptions'].map(suffix => table + suffix).join(', ')
+}
+
+/** A database to run SQL on: an in-memory PGlite, or a pg.Pool at DATABASE_URL. */
+export async function openClient (name: 'pglite' | 'postgres', applicationName = 'fastify-order-bench'): Promise<{ client: SqlClient, close: () => Promise<void> }> {
   if (name === 'pglite') {
     const pgliteModule = '@electric-sql/pglite'
     const { PGlite } = await import(pgliteModule)
     const client = new PGlite()
-    return { storage: postgresStorage({ client }), close: () => client.close() }
+    return { client, close: () => client.close() }
   }
   const connectionString = process.env.DATABASE_URL
   if (connectionString === undefined) throw new Error('the postgres storage needs DATABASE_URL')
   const pgModule = 'pg'
   const { default: pg } = await import(pgModule)
-  const client = new pg.Pool({ connectionString })
-  await client.query(`DROP TABLE IF EXISTS ${BENCH_TABLE}, ${BENCH_TABLE}_idempotency_keys`)
+  // Connections stay open between rounds, so no round pays for opening them (and their CPU time stays countable).
+  const client = new pg.Pool({ connectionString, application_name: applicationName, idleTimeoutMillis: 0 })
+  // A connection the server ends while idle is dropped from the pool; the next query opens another.
+  client.on('error', () => {})
+  return { client, close: () => client.end() }
+}
+
+/** The storage by name, and how to release what it holds (a pool, an embedded database, its tables). */
+export async function openStorage (name: StorageName, options: OpenOptions = {}): Promise<{ storage: OrderStorage, client?: SqlClient, close: () => Promise<void> }> {
+  if (name === 'memory') {
+    const { memoryStorage } = await loadPlugin()
+    return { storage: memoryStorage(), close: async () => {} }
+  }
+  const { postgresStorage } = await import(new URL('storage/postgres.js', libraryDir).href) as { postgresStorage: PostgresStorage }
+  const { client, close } = await openClient(name, options.applicationName)
+  if (name === 'pglite') return { storage: postgresStorage({ client }), client, close }
+  const { table = BENCH_TABLE, shared = false } = options
+  if (!shared) await client.query(`DROP TABLE IF EXISTS ${pluginTables(table)}`)
   return {
-    storage: postgresStorage({ client, table: BENCH_TABLE }),
+    storage: postgresStorage({ client, table }),
+    client,
     close: async () => {
-      await client.query(`DROP TABLE IF EXISTS ${BENCH_TABLE}, ${BENCH_TABLE}_idempotency_keys`)
-      await client.end()
+      if (!shared) await client.query(`DROP TABLE IF EXISTS ${pluginTables(table)}`)
+      await close()
     }
   }
 }

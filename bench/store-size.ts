@@ -1,4 +1,4 @@
-// Page cost by store size on memory storage, through app.orders, and heap bytes per stored order.
+// Page cost by store size on memory storage, through app.orders, and heap bytes per stored order and event.
 // Run by bench/run.ts as `node --import tsx --expose-gc bench/store-size.ts [--quick]`.
 import { randomUUID } from 'node:crypto'
 import { parseArgs } from 'node:util'
@@ -18,19 +18,19 @@ const STATUSES = ['pending', 'paid', 'shipped', 'delivered', 'cancelled', 'refun
 const START = Date.parse('2025-01-01T00:00:00.000Z')
 const createdAtOf = (index: number) => new Date(START + index * 1000).toISOString()
 
-async function appWith (storage: OrderStorage) {
+async function appWith (storage: OrderStorage, eventRetention?: number) {
   const app = Fastify()
-  await app.register(orderPlugin, { storage })
+  await app.register(orderPlugin, { storage, eventRetention })
   await app.ready()
   return app
 }
 
-/** The `index`-th order of the store: one second after the previous one, customers and statuses spread evenly. */
 /** Stores an order with its created event, as the plugin does. */
 function store (storage: OrderStorage, order: Order) {
   return storage.create(order, { id: randomUUID(), type: 'created', at: order.createdAt, order })
 }
 
+/** The `index`-th order of the store: one second after the previous one, customers and statuses spread evenly. */
 function orderAt (index: number): Order {
   const createdAt = createdAtOf(index)
   const status = STATUSES[Math.floor(index / 7) % STATUSES.length]!
@@ -50,9 +50,13 @@ function orderAt (index: number): Order {
   }
 }
 
-/** heapUsed growth per order created through app.orders.create (2 items, metadata), after full GCs. */
-async function heapPerOrder (count: number): Promise<number> {
-  const app = await appWith(memoryStorage())
+/**
+ * heapUsed growth per order created through app.orders.create (2 items, metadata), after full GCs,
+ * with its `changes` events (the create, then moves to paid and shipped); with an eventRetention of
+ * 1 ms, events are purged as orders are written, so the orders alone remain.
+ */
+async function heapPerOrder (count: number, changes = 1, eventRetention?: number): Promise<number> {
+  const app = await appWith(memoryStorage(), eventRetention)
   const input = {
     customerId: 'cus_1',
     currency: 'EUR',
@@ -62,7 +66,10 @@ async function heapPerOrder (count: number): Promise<number> {
   gc!()
   gc!()
   const before = process.memoryUsage().heapUsed
-  for (let index = 0; index < count; index++) await app.orders.create({ ...input, customerId: `cus_${index % CUSTOMERS}` })
+  for (let index = 0; index < count; index++) {
+    const { id } = await app.orders.create({ ...input, customerId: `cus_${index % CUSTOMERS}` })
+    for (const status of ['paid', 'shipped'].slice(0, changes - 1)) await app.orders.updateStatus({ id, status })
+  }
   gc!()
   gc!()
   const after = process.memoryUsage().heapUsed
@@ -122,6 +129,9 @@ async function pageCosts (): Promise<void> {
 }
 
 const heapCount = large
-console.log(`Heap per stored order on memory storage (${formatCount(heapCount)} orders of 2 items with metadata, created through app.orders): ${formatCount(await heapPerOrder(heapCount))} bytes`)
+const [withEvent, ordersAlone, threeChanges] = [await heapPerOrder(heapCount), await heapPerOrder(heapCount, 1, 1), await heapPerOrder(heapCount, 3)]
+console.log(`Heap per stored order on memory storage (${formatCount(heapCount)} orders of 2 items with metadata, created through app.orders): ${formatCount(withEvent)} bytes with its created event`)
+console.log(`  ${formatCount(ordersAlone)} bytes with its event purged (eventRetention 1 ms): the created event holds ${formatCount(withEvent - ordersAlone)} bytes`)
+console.log(`  ${formatCount(threeChanges)} bytes after two status moves: ${formatCount((threeChanges - withEvent) / 2)} bytes per statusChanged event, with the order version it keeps`)
 console.log()
 await pageCosts()

@@ -6,7 +6,7 @@ import { loadPlugin, openStorage, type StorageName } from '../storages.js'
 import { serve } from './serve.js'
 
 const { orderPlugin } = await loadPlugin()
-const { storage, close } = await openStorage((process.env.BENCH_STORAGE ?? 'memory') as StorageName)
+const { storage, close } = await openStorage((process.env.BENCH_STORAGE ?? 'memory') as StorageName, { applicationName: process.env.BENCH_APPLICATION_NAME })
 const app = Fastify()
 app.addHook('onClose', close)
 await app.register(orderPlugin, process.env.BENCH_CUSTOM_FIELDS === undefined ? { storage } : { storage, customFields })
