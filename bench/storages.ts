@@ -20,7 +20,7 @@ export function hasPostgresAdapter (): boolean {
   return existsSync(new URL('../lib/storage/postgres.ts', import.meta.url))
 }
 
-type PostgresStorage = (options: { client: SqlClient, table?: string }) => OrderStorage
+type PostgresStorage = (options: { client: SqlClient, table?: string, prepare?: boolean }) => OrderStorage
 
 /** A pg.Pool or a PGlite: both run a parameterized statement. */
 export interface SqlClient {
@@ -75,7 +75,8 @@ export async function openStorage (name: StorageName, options: OpenOptions = {})
   const { table = BENCH_TABLE, shared = false } = options
   if (!shared) await client.query(`DROP TABLE IF EXISTS ${pluginTables(table)}`)
   return {
-    storage: postgresStorage({ client, table }),
+    // As the README sets it up with pg: named statements, parsed and planned once per connection.
+    storage: postgresStorage({ client, table, prepare: true }),
     client,
     close: async () => {
       if (!shared) await client.query(`DROP TABLE IF EXISTS ${pluginTables(table)}`)

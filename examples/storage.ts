@@ -16,7 +16,8 @@ export async function createExampleStorage (env: NodeJS.ProcessEnv = process.env
     const pool = new pg.Pool({ connectionString: env.DATABASE_URL })
     // A pooled connection the server drops emits 'error'; the next query reconnects, so it must not crash the process.
     pool.on('error', () => {})
-    return { storage: postgresStorage({ client: pool }), close: () => pool.end() }
+    // prepare: pg parses and plans each of the storage's statements once per connection.
+    return { storage: postgresStorage({ client: pool, prepare: true }), close: () => pool.end() }
   }
   // One process at a time may open a PGlite data directory.
   const database = await PGlite.create(env.DATA_DIR ?? './data')

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { Order } from '../lib/index.js'
-import { postgresStorage } from '../lib/storage/postgres.js'
+import { postgresStorage, type PostgresClient } from '../lib/storage/postgres.js'
 import type { StorageListQuery } from '../lib/storage/types.js'
 import { replaceOrder, storedOrder, storeOrder } from './helper.js'
 import { planOf, testDatabase } from './postgres-helper.js'
@@ -229,4 +229,35 @@ t.test('every documented filter, in both orders, is served from an index at 20 0
       }
     }
   }
+})
+
+t.test('with prepare, every statement but the DDL and the list pages is named after its text', async t => {
+  const table = db.freshTable()
+  const calls: Array<{ name?: string, text: string }> = []
+  const client: PostgresClient = {
+    query: (config: any, params?: unknown[]) => {
+      if (typeof config === 'string') {
+        calls.push({ text: config })
+        return db.client.query(config, params!)
+      }
+      calls.push({ name: config.name, text: config.text })
+      return db.client.query(config.text, config.values)
+    }
+  }
+  const storage = postgresStorage({ client, table, prepare: true })
+  await storage.init!()
+  const first = storedOrder()
+  const second = storedOrder()
+  await storeOrder(storage, first)
+  await storeOrder(storage, second)
+  await storage.get(first.id)
+  await storage.list({ order: 'asc', limit: 5 })
+  const [init, create1, create2, get, list] = calls
+  t.equal(init!.name, undefined, 'init runs its DDL unnamed')
+  t.match(create1!.name, /^fastify_order_[\da-f]{24}$/)
+  t.equal(create2!.name, create1!.name, 'the same statement has the same name every time')
+  t.not(get!.name, create1!.name, 'another statement, another name')
+  t.equal(list!.name, undefined, 'list pages vary with the filter and stay unnamed')
+  t.same(await storage.get(first.id), first)
+  t.throws(() => postgresStorage({ client, prepare: 'yes' as never }), { code: 'ORDER_INVALID_OPTIONS', message: /prepare must be true/ })
 })

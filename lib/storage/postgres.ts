@@ -19,6 +19,12 @@ export interface PostgresStorageOptions {
    * at most 32 characters. Resolved through the connection's `search_path`. Default: `fastify_orders`.
    */
   table?: string
+  /**
+   * Names the storage's fixed statements, so that each connection parses and plans each of them once
+   * rather than on every call. Needs a client whose `query` also takes pg's `{ name, text, values }`:
+   * `pg.Pool` or `pg.Client` (PGlite does not). Default: false.
+   */
+  prepare?: boolean
 }
 
 const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/
@@ -61,7 +67,7 @@ interface ClaimRow {
  * and every list page is read from an index.
  */
 export function postgresStorage (options: PostgresStorageOptions): OrderStorage {
-  const { client, table = 'fastify_orders' } = options
+  const { client, table = 'fastify_orders', prepare = false } = options
   if (!TABLE_NAME.test(table)) {
     throw new codes.ORDER_INVALID_OPTIONS(`postgresStorage table must be 1 to 32 letters, digits or "_", not starting with a digit; got ${JSON.stringify(table)}`)
   }
@@ -81,7 +87,22 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
   // One advisory lock per table name serializes concurrent init() of instances starting together.
   const initLock = createHash('sha256').update(`fastify-order:${table}`).digest().readBigInt64BE(0)
 
+  if (typeof prepare !== 'boolean') {
+    throw new codes.ORDER_INVALID_OPTIONS(`postgresStorage prepare must be true (a pg.Pool or pg.Client) or false, got ${JSON.stringify(prepare)}`)
+  }
   const query = async <Row>(text: string, params: unknown[]): Promise<Row[]> => (await client.query(text, params)).rows
+  // A statement's name follows from its text, so every instance and connection agrees on it.
+  const names = new Map<string, string>()
+  const nameOf = (text: string): string => {
+    let name = names.get(text)
+    if (name === undefined) names.set(text, name = `fastify_order_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`)
+    return name
+  }
+  /** A statement whose text never changes: named when `prepare` is set. */
+  const run = prepare
+    ? async <Row>(text: string, params: unknown[]): Promise<Row[]> =>
+      (await (client.query as unknown as (config: object) => Promise<{ rows: Row[] }>)({ name: nameOf(text), text, values: params })).rows
+    : query
 
   // A DO block is one statement: it runs in one transaction on one connection whatever the client,
   // so the advisory lock is held until all of it is committed. When everything exists it runs no DDL:
@@ -178,22 +199,24 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
   async function create (order: Order, event: OrderEvent, claim?: IdempotencyClaim): Promise<CreateResult> {
     const orderJson = JSON.stringify(order)
     if (claim === undefined) {
-      await query(insert, [...orderParams(order, orderJson), ...eventParams(event, orderJson)])
+      await run(insert, [...orderParams(order, orderJson), ...eventParams(event, orderJson)])
       return { created: true, order }
     }
     const key = columnText(claim.key)
-    const [outcome] = await query<ClaimRow & { created: boolean }>(claimAndInsert, [
+    const [outcome] = await run<ClaimRow & { created: boolean }>(claimAndInsert, [
       ...orderParams(order, orderJson), key, JSON.stringify(claim.fingerprint), claim.expiresAt, ...eventParams(event, orderJson)
     ])
     if (outcome!.created) return { created: true, order }
     // A fresh statement sees what a concurrent claim committed while the first one waited on it.
-    const [live] = outcome!.document === null ? await query<ClaimRow>(readClaim, [key, order.createdAt]) : [outcome!]
+    const [live] = outcome!.document === null ? await run<ClaimRow>(readClaim, [key, order.createdAt]) : [outcome!]
     if (live!.document === null) return { created: false, inProgress: true }
     return { created: false, order: JSON.parse(live!.document), fingerprint: JSON.parse(live!.fingerprint!) }
   }
 
+  const getOrder = `SELECT document::text AS document FROM ${orders} WHERE id = $1::text`
+
   async function get (id: string): Promise<Order | undefined> {
-    const [row] = await query<{ document: string }>(`SELECT document::text AS document FROM ${orders} WHERE id = $1::text`, [columnText(id)])
+    const [row] = await run<{ document: string }>(getOrder, [columnText(id)])
     return row === undefined ? undefined : JSON.parse(row.document)
   }
 
@@ -269,7 +292,7 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
 
   async function replace (order: Order, expectedVersion: number, event: OrderEvent): Promise<boolean> {
     const orderJson = JSON.stringify(order)
-    const rows = await query(update, [...orderParams(order, orderJson), expectedVersion, ...eventParams(event, orderJson)])
+    const rows = await run(update, [...orderParams(order, orderJson), expectedVersion, ...eventParams(event, orderJson)])
     return rows.length === 1
   }
 
@@ -290,9 +313,9 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
 
   async function listEvents ({ after, limit }: { after?: string, limit: number }): Promise<OrderEvent[] | undefined> {
     if (after === undefined) {
-      return (await query<{ payload: string }>(firstEvents, [limit])).map(row => JSON.parse(row.payload))
+      return (await run<{ payload: string }>(firstEvents, [limit])).map(row => JSON.parse(row.payload))
     }
-    const rows = await query<{ found: boolean, payload: string | null }>(eventsAfter, [after, limit])
+    const rows = await run<{ found: boolean, payload: string | null }>(eventsAfter, [after, limit])
     if (!rows[0]!.found) return undefined
     return rows[0]!.payload === null ? [] : rows.map(row => JSON.parse(row.payload!))
   }
@@ -338,6 +361,8 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
     WHERE s.name = $1::text AND s.holder = $2::text AND s.last_event_id IS NOT DISTINCT FROM $3::uuid AND e.id = $4::uuid
     RETURNING 1`
 
+  const release = `UPDATE ${subscriptions} SET holder = NULL, lease_expires_at = NULL WHERE name = $1::text AND holder = $2::text`
+
   return {
     init: async () => { await query(createSchema, []) },
     create,
@@ -345,16 +370,16 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
     list,
     replace,
     listEvents,
-    purgeEvents: async (before, limit) => (await query(purge, [before, limit])).length,
+    purgeEvents: async (before, limit) => (await run(purge, [before, limit])).length,
     // One row: when another instance created the subscription while this statement ran, not held and
     // no checkpoint yet; the next call sees it.
-    lease: async ({ name, holder, ttl, from }) => (await query<Lease>(lease, [name, holder, ttl, from]))[0]!,
+    lease: async ({ name, holder, ttl, from }) => (await run<Lease>(lease, [name, holder, ttl, from]))[0]!,
     readSubscription: async (name, limit) =>
-      (await query<{ payload: string }>(readSubscription, [name, limit])).map(row => JSON.parse(row.payload)),
+      (await run<{ payload: string }>(readSubscription, [name, limit])).map(row => JSON.parse(row.payload)),
     checkpoint: async (name, holder, lastEventId, eventId) =>
-      (await query(checkpoint, [name, holder, lastEventId, eventId])).length === 1,
+      (await run(checkpoint, [name, holder, lastEventId, eventId])).length === 1,
     release: async (name, holder) => {
-      await query(`UPDATE ${subscriptions} SET holder = NULL, lease_expires_at = NULL WHERE name = $1::text AND holder = $2::text`, [name, holder])
+      await run(release, [name, holder])
     }
   }
 }
