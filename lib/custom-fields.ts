@@ -88,6 +88,13 @@ function strictCopy (schema: unknown, path: string, name: string, close: boolean
   const sub = (value: unknown, at: string) => strictCopy(value, at, name, close)
   for (const [key, value] of Object.entries(schema)) {
     if (key === '$id') continue
+    // Type.Union of Type.Literal, TypeBox's spelling of an enum, becomes one: fast-json-stringify
+    // would run a validator per member on every response to pick the one to write.
+    const literals = key === 'anyOf' && Array.isArray(value) ? enumOf(schema) : undefined
+    if (literals !== undefined) {
+      entries.push(...Object.entries(literals))
+      continue
+    }
     if (key === '$ref') throw invalid(name, `has a $ref at ${path}; custom field schemas must be self-contained (no Type.Ref or Type.Recursive)`)
     let copy: unknown
     if ((key === 'properties' || key === 'patternProperties') && isRecord(value)) {
@@ -111,6 +118,20 @@ function strictCopy (schema: unknown, path: string, name: string, close: boolean
   }
   if (close && object && schema.additionalProperties === undefined) entries.push(['additionalProperties', false])
   return Object.fromEntries(entries)
+}
+
+/**
+ * `{ type, enum }` for the `anyOf` of a schema that is only a union of bare literals of one type
+ * (Type.Literal makes each `{ const, type }`); otherwise undefined.
+ */
+function enumOf (holder: Json): Json | undefined {
+  const members = holder.anyOf as unknown[]
+  const type = Object(members[0]).type
+  const literal = (member: unknown) => isRecord(member) && Object.keys(member).length === 2 && member.type === type &&
+    ['string', 'number', 'boolean'].includes(typeof member.const)
+  return members.length === 0 || ['type', 'enum'].some(key => Object.hasOwn(holder, key)) || !members.every(literal)
+    ? undefined
+    : { type, enum: members.map(member => (member as Json).const) }
 }
 
 /** `{ anyOf: [schema, null] }`: null removes the key in a patch. */

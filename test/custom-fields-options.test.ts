@@ -33,6 +33,7 @@ t.test('customFields is checked at register, with a message that says what to pa
     }, /customFields\.item combines object schemas with anyOf at #,/],
     ['a nested intersection', { item: Type.Object({ box: Type.Intersect([Shipping, Shipping]) }) }, /customFields\.item combines object schemas with allOf at #\/properties\/box,/],
     ['a type the validator does not know', { order: Type.Object({ shippedOn: Type.Date() }) }, /customFields\.order is not a schema the validator accepts: .*properties\/shippedOn\/type/],
+    ['an empty union', { order: Type.Object({ kind: Type.Unsafe({ anyOf: [] }) }) }, /customFields\.order is not a schema the validator accepts: .*properties\/kind\/anyOf must NOT have fewer than 1 items/],
     ['an unknown format', { order: Type.Object({ vat: Type.String({ format: 'vat-number' }) }) }, /customFields\.order is not a schema the validator accepts: unknown format "vat-number"/]
   ]
   for (const [name, customFields, message] of cases) await registerFails(t, customFields, message, name)

@@ -234,6 +234,29 @@ t.test('OpenAPI shows custom fields in the request bodies and in the Order compo
   t.notMatch(JSON.stringify(without), /customFields/)
 })
 
+t.test('a union of literals is validated, returned and documented as an enum; other unions stay as written', async t => {
+  const Delivery = Type.Object({
+    priority: Type.Union([Type.Literal('standard'), Type.Literal('express')]),
+    size: Type.Optional(Type.Union([Type.Literal(1), Type.Literal('one')])),
+    tier: Type.Optional(Type.Union([Type.Literal('a', { description: 'the first tier' }), Type.Literal('b')])),
+    lane: Type.Optional(Type.Unsafe<'x' | 'y'>({ type: 'string', anyOf: [{ const: 'x', type: 'string' }, { const: 'y', type: 'string' }] }))
+  })
+  const app = await buildApp(t, { customFields: { order: Delivery } })
+  const fields = { priority: 'express', size: 1, tier: 'a', lane: 'y' }
+  const created = await post(app, 'createOrder', bodyWith(fields))
+  t.equal(created.status, 201)
+  t.strictSame(created.body.customFields, fields)
+  for (const wrong of [{ priority: 'overnight' }, { priority: 'standard', size: 2 }, { priority: 'standard', tier: 'c' }, { priority: 'standard', lane: 'z' }]) {
+    t.equal((await post(app, 'createOrder', bodyWith(wrong))).status, 400, JSON.stringify(wrong))
+  }
+  const built = buildOrderSchemas({ statuses: ['pending'], maxItems: 1, maxPageSize: 1, customFields: { order: Delivery } })
+  for (const form of [built.Order.properties.customFields, built.CreateOrderBody.properties.customFields] as Array<{ properties: Record<string, object> }>) {
+    t.strictSame(form.properties.priority, { type: 'string', enum: ['standard', 'express'] })
+    t.match(form.properties, { size: { anyOf: [{ const: 1 }, { const: 'one' }] }, tier: { anyOf: [{ description: 'the first tier' }, {}] }, lane: { type: 'string', anyOf: [{}, {}] } },
+      'literals of mixed types, with options of their own, or beside a type of the union\'s own stay a union')
+  }
+})
+
 t.test('buildOrderSchemas with the same custom fields gives a host the schemas the plugin serves', async t => {
   const app = Fastify()
   t.teardown(() => app.close())
