@@ -46,11 +46,3 @@ export function withCustomFields (body: string): string {
     }
   })
 }
-
-/** The body with metadata strings added until it is `length` bytes long, for the plugin without custom fields. */
-export function asMetadata (body: string, length: number): string {
-  const order = JSON.parse(body)
-  const metadata: Record<string, string> = { ...order.metadata }
-  for (let i = 0; JSON.stringify({ ...order, metadata }).length < length; i++) metadata[`note${i}`] = 'x'.repeat(30)
-  return JSON.stringify({ ...order, metadata })
-}

@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { asMetadata, withCustomFields } from './custom-fields.js'
+import { withCustomFields } from './custom-fields.js'
 import { openBackendCpu, type BackendCpu } from './backend-cpu.js'
 import { topSelfTime } from './profile.js'
 import { formatCount as format, median, printTable } from './report.js'
@@ -23,9 +23,10 @@ const USAGE = `Usage: npm run bench -- [options]
   --memory-only      only the memory storage and the baseline
   --route <name>     only this route: getOrderList or createOrder (repeatable; default both)
   --only <part>      http (req/s), custom-fields (createOrder with custom fields against without,
-                     memory storage), store (page cost and heap per order), feed (events read per
-                     second, subscription latency) or soak (events under load while PostgreSQL
-                     kills connections; needs DATABASE_URL); default all but soak
+                     memory storage, and the same pair on bare Fastify), store (page cost and heap
+                     per order), feed (events read per second, subscription latency) or soak
+                     (events under load while PostgreSQL kills connections; needs DATABASE_URL);
+                     default all but soak
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders, smaller feeds
   --source           load the plugin from lib/ through tsx instead of building dist/ first
   --profile          run the HTTP servers under --cpu-prof and print their top self-time frames
@@ -295,35 +296,41 @@ async function benchHttp (): Promise<void> {
 
 /**
  * createOrder on memory storage with the custom fields of bench/custom-fields.ts (ten on the order,
- * two on each item) against the same plugin and body without them, in alternating rounds. A third
- * server, without custom fields, takes a body padded with metadata to the same length: the share of
- * the difference that comes from the bytes themselves (parsing, storing, serializing more).
+ * two on each item) against the same plugin and body without them, in alternating rounds. The same
+ * pair hand-written on bare Fastify, with the same schemas, is the control: the share of the
+ * difference that any Fastify route pays for the larger body (parsing, validating, serializing it).
  */
 async function benchCustomFields (): Promise<void> {
   const withFields = withCustomFields(bodies.createOrder)
+  const on = { BENCH_CUSTOM_FIELDS: '1' }
   const runs = [
-    { server: await start('without', 'plugin.ts', { BENCH_STORAGE: 'memory' }), body: bodies.createOrder },
-    { server: await start('with custom fields', 'plugin.ts', { BENCH_STORAGE: 'memory', BENCH_CUSTOM_FIELDS: '1' }), body: withFields },
-    { server: await start('same bytes as metadata', 'plugin.ts', { BENCH_STORAGE: 'memory' }), body: asMetadata(bodies.createOrder, withFields.length) }
+    { server: await start('plugin without', 'plugin.ts', { BENCH_STORAGE: 'memory' }), body: bodies.createOrder },
+    { server: await start('plugin with custom fields', 'plugin.ts', { BENCH_STORAGE: 'memory', ...on }), body: withFields },
+    { server: await start('bare Fastify without', 'baseline.ts'), body: bodies.createOrder },
+    { server: await start('bare Fastify with custom fields', 'baseline.ts', on), body: withFields }
   ]
-  const [plain, custom, padded] = runs as [typeof runs[0], typeof runs[0], typeof runs[0]]
+  const [plugin, pluginWith, bare, bareWith] = runs as [typeof runs[0], typeof runs[0], typeof runs[0], typeof runs[0]]
   try {
-    console.log(`Custom fields: createOrder with 10 order and 2 item custom fields (${custom.body.length} bytes) against none (${plain.body.length} bytes), ${rounds} alternating rounds of ${duration} s after a ${warmup} s warmup`)
+    console.log(`Custom fields: createOrder with 10 order and 2 item custom fields (${withFields.length} bytes) against none (${bodies.createOrder.length} bytes), ${rounds} alternating rounds of ${duration} s after a ${warmup} s warmup`)
     for (const { server, body } of runs) await load(server, 'createOrder', warmup, body)
     const loads = new Map(runs.map(run => [run, [] as Load[]]))
-    const ratios = { custom: [] as number[], padded: [] as number[] }
+    const last = (run: typeof plugin) => loads.get(run)!.at(-1)!.rate
+    const ratios = { plugin: [] as number[], bare: [] as number[], pluginToBare: [] as number[], pluginToBareWith: [] as number[] }
     for (let round = 1; round <= rounds; round++) {
       for (const run of round % 2 === 1 ? runs : [...runs].reverse()) loads.get(run)!.push(await load(run.server, 'createOrder', duration, run.body))
-      const [a, b, c] = [plain, custom, padded].map(run => loads.get(run)!.at(-1)!) as [Load, Load, Load]
-      ratios.custom.push(b.rate / a.rate)
-      ratios.padded.push(c.rate / a.rate)
-      console.log(`  round ${round}: ${runs.map(run => `${run.server.name} ${format(loads.get(run)!.at(-1)!.rate)} req/s`).join(', ')}; ratio ${(b.rate / a.rate).toFixed(3)}`)
+      ratios.plugin.push(last(pluginWith) / last(plugin))
+      ratios.bare.push(last(bareWith) / last(bare))
+      ratios.pluginToBare.push(last(plugin) / last(bare))
+      ratios.pluginToBareWith.push(last(pluginWith) / last(bareWith))
+      console.log(`  round ${round}: ${runs.map(run => `${run.server.name} ${format(last(run))} req/s`).join(', ')}; ratio ${(last(pluginWith) / last(plugin)).toFixed(3)}`)
     }
-    const medianOf = (run: typeof plain, field: 'rate' | 'cpu') => median(loads.get(run)!.map(measured => measured[field]))
+    const medianOf = (run: typeof plugin, field: 'rate' | 'cpu') => median(loads.get(run)!.map(measured => measured[field]))
     console.log()
-    printTable(['route', 'without req/s', 'with custom fields req/s', 'ratio (median)', 'same bytes as metadata: ratio (median)', 'CPU µs/req without / with / same bytes'], [[
-      'createOrder', format(medianOf(plain, 'rate')), format(medianOf(custom, 'rate')), median(ratios.custom).toFixed(2), median(ratios.padded).toFixed(2),
-      [plain, custom, padded].map(run => medianOf(run, 'cpu').toFixed(0)).join(' / ')
+    printTable(['route', 'plugin without req/s', 'plugin with req/s', 'plugin: with / without (median)', 'bare Fastify: with / without (median)',
+      'plugin / bare Fastify, without / with (median)', 'CPU µs/req plugin without / with, bare without / with'], [[
+      'createOrder', format(medianOf(plugin, 'rate')), format(medianOf(pluginWith, 'rate')), median(ratios.plugin).toFixed(2),
+      median(ratios.bare).toFixed(2), `${median(ratios.pluginToBare).toFixed(2)} / ${median(ratios.pluginToBareWith).toFixed(2)}`,
+      `${[plugin, pluginWith].map(run => medianOf(run, 'cpu').toFixed(0)).join(' / ')}, ${[bare, bareWith].map(run => medianOf(run, 'cpu').toFixed(0)).join(' / ')}`
     ]])
   } finally {
     for (const { server } of runs) await stop(server)
