@@ -18,7 +18,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --warmup <s>       seconds of load per server before the rounds (default 2)
   --connections <n>  concurrent connections (default 10)
   --storage <name>   also load the plugin on pglite or postgres, against the same job hand-written
-                     with SQL (repeatable; default: pglite when lib/storage/postgres.ts exists, and
+                     with SQL (repeatable; default: pglite when lib/storage/postgres/ exists, and
                      postgres too when DATABASE_URL is set)
   --memory-only      only the memory storage and the baseline
   --route <name>     only this route: getOrderList or createOrder (repeatable; default both)

@@ -15,9 +15,15 @@ export async function loadPlugin (): Promise<typeof import('../lib/index.js')> {
   return import(new URL('index.js', libraryDir).href)
 }
 
-/** True when lib/storage/postgres.ts is in this checkout. */
+/** True when this checkout has the PostgreSQL adapter. */
 export function hasPostgresAdapter (): boolean {
-  return existsSync(new URL('../lib/storage/postgres.ts', import.meta.url))
+  return existsSync(new URL('../lib/storage/postgres/index.ts', import.meta.url))
+}
+
+/** postgresStorage from the loaded build: a folder since the adapter was split by concern, one file before. */
+async function loadPostgresStorage (): Promise<PostgresStorage> {
+  const entry = ['storage/postgres/index.js', 'storage/postgres.js'].map(path => new URL(path, libraryDir)).find(url => existsSync(url))!
+  return ((await import(entry.href)) as { postgresStorage: PostgresStorage }).postgresStorage
 }
 
 type PostgresStorage = (options: { client: SqlClient, table?: string, prepare?: boolean }) => OrderStorage
@@ -39,9 +45,10 @@ export interface OpenOptions {
 // The benchmark's own tables on a server, dropped when it ends, so it never touches an app's orders.
 const BENCH_TABLE = 'fastify_order_bench'
 
-/** Every table postgresStorage() creates for one table name. */
-export function pluginTables (table: string): string {
-  return ['', '_idempotency_keys', '_events', '_subscriptions'].map(suffix => table + suffix).join(', ')
+/** Drops every relation postgresStorage() creates for one table name. */
+export async function dropPluginTables (client: SqlClient, table: string): Promise<void> {
+  await client.query(`DROP TABLE IF EXISTS ${['', '_idempotency_keys', '_events', '_subscriptions', '_schema'].map(suffix => table + suffix).join(', ')}`)
+  await client.query(`DROP FUNCTION IF EXISTS ${table}_epoch()`)
 }
 
 /** A database to run SQL on: an in-memory PGlite, or a pg.Pool at DATABASE_URL. */
@@ -69,17 +76,17 @@ export async function openStorage (name: StorageName, options: OpenOptions = {})
     const { memoryStorage } = await loadPlugin()
     return { storage: memoryStorage(), close: async () => {} }
   }
-  const { postgresStorage } = await import(new URL('storage/postgres.js', libraryDir).href) as { postgresStorage: PostgresStorage }
+  const postgresStorage = await loadPostgresStorage()
   const { client, close } = await openClient(name, options.applicationName)
   if (name === 'pglite') return { storage: postgresStorage({ client }), client, close }
   const { table = BENCH_TABLE, shared = false } = options
-  if (!shared) await client.query(`DROP TABLE IF EXISTS ${pluginTables(table)}`)
+  if (!shared) await dropPluginTables(client, table)
   return {
     // As the README sets it up with pg: named statements, parsed and planned once per connection.
     storage: postgresStorage({ client, table, prepare: true }),
     client,
     close: async () => {
-      if (!shared) await client.query(`DROP TABLE IF EXISTS ${pluginTables(table)}`)
+      if (!shared) await dropPluginTables(client, table)
       await close()
     }
   }

@@ -1,11 +1,6 @@
 // Opaque keyset cursors: a position (createdAt, id) bound to the filter and order that issued it.
 import { codes } from './errors.js'
-
-/** A place in the (createdAt, id) order of orders; a page starts just after it. */
-export interface CursorPosition {
-  createdAt: string
-  id: string
-}
+import type { OrderPosition } from './position.js'
 
 /** A filter and order after normalization: equal queries, however spelled, have equal fields. */
 export interface NormalizedQuery {
@@ -58,12 +53,12 @@ function checkOf (query: NormalizedQuery, createdAt: string, id: string): string
 }
 
 /** The cursor of the page after `position`, for the query that listed it. */
-export function encodeCursor ({ createdAt, id }: CursorPosition, query: NormalizedQuery): string {
+export function encodeCursor ({ createdAt, id }: OrderPosition, query: NormalizedQuery): string {
   return `1.${createdAt}.${checkOf(query, createdAt, id)}.${id}`
 }
 
 /** Reads a cursor issued by `encodeCursor` for the same query; anything else is ORDER_INVALID_CURSOR. */
-export function decodeCursor (cursor: string, query: NormalizedQuery): CursorPosition {
+export function decodeCursor (cursor: string, query: NormalizedQuery): OrderPosition {
   const fields = CURSOR.exec(cursor)
   if (fields !== null) {
     const [, createdAt, check, id] = fields as unknown as [string, string, string, string]

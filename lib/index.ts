@@ -4,7 +4,8 @@ import fp from 'fastify-plugin'
 import { checkOptions, type OrderPluginOptions } from './options.js'
 import { orderRoutes } from './routes.js'
 import { buildOrderSchemas, type OrderSchemas } from './schemas.js'
-import { createOrderService, type OrderService } from './service.js'
+import type { OrderService } from './app-orders.js'
+import { createOrderModule } from './module.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,17 +22,17 @@ async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions):
   // Typed with the custom fields the host declared in OrderCustomFields: the options' type ties them to
   // the schemas it gave, a link the compiler cannot follow from here.
   const schemas = buildOrderSchemas({ statuses: workflow.statuses, maxItems, maxPageSize, customFields }) as unknown as OrderSchemas
-  const operations = createOrderService({ ...config, schemas, log: app.log })
-  app.decorate('orders', operations.service)
+  const module = createOrderModule({ ...config, schemas, log: app.log })
+  app.decorate('orders', module.service)
   // Subscriptions run while the app is up; they stop before onClose hooks, which may end the storage.
-  app.addHook('onReady', async () => { operations.start() })
-  app.addHook('preClose', async () => { await operations.close() })
+  app.addHook('onReady', async () => { module.start() })
+  app.addHook('preClose', async () => { await module.close() })
 
   // fastify-plugin shares `app.orders` with the host but ignores `prefix`, so the routes get
   // an encapsulated child of their own that carries it.
   await app.register(orderRoutes, {
     prefix: config.prefix,
-    operations,
+    module,
     schemas,
     bodyLimit: config.bodyLimit,
     authorize: config.authorize,
@@ -43,8 +44,8 @@ export const orderPlugin = fp(fastifyOrder, { name: 'fastify-order', fastify: '5
 export default orderPlugin
 
 export { codes } from './errors.js'
-export type { OrderCustomFields, CustomFieldsPatch } from './custom-fields.js'
-export { memoryStorage } from './storage/memory.js'
+export type { OrderCustomFields, CustomFieldsPatch } from './custom-fields/types.js'
+export { memoryStorage } from './storage/memory/index.js'
 export { defaultWorkflow, type Workflow } from './workflow.js'
 export {
   buildOrderSchemas, schemas, OrderSchema, OrderErrorSchema, OrderItemSchema, CreateOrderBodySchema,
@@ -56,11 +57,13 @@ export type {
 } from './schemas.js'
 export type { OrderPluginOptions } from './options.js'
 export type { Authorize, OrderHooks, OrderOperation } from './routes.js'
-export type {
-  OrderService, OrderScope, OrderCallOptions, CreateOrderOptions, OrderEvents, StatusChangedEvent
-} from './service.js'
+export type { OrderService, OrderCallOptions, CreateOrderOptions } from './app-orders.js'
+export type { OrderScope } from './scope.js'
+export type { OrderEvents, StatusChangedEvent } from './listeners.js'
 export type { OrderEvent, OrderCreatedEvent, OrderStatusChangedEvent, EventPage } from './events.js'
 export type { OrderEventHandler, SubscribeOptions, SubscriptionStatus } from './subscriptions.js'
 export type {
-  OrderStorage, CreateResult, IdempotencyClaim, StorageListQuery, StorageEventQuery, LeaseRequest, Lease
+  OrderStorage, OrderStore, EventFeedStore, SubscriptionStore, CreateResult, IdempotencyClaim, StorageListQuery,
+  StorageEventQuery, LeaseRequest, Lease
 } from './storage/types.js'
+export type { OrderPosition } from './position.js'

@@ -1,5 +1,5 @@
 // The documented form of a request schema: a Schema Object that OpenAPI 3.0 and 3.1 both accept.
-type Schema = Record<string, unknown>
+import { mapSubschemas, NOT_SUBSCHEMAS, type Schema } from './json-schema.js'
 
 // Read alike by an OpenAPI 3.0 Schema Object and by JSON Schema (OpenAPI 3.1), or converted for each
 // version by @fastify/swagger itself: $id and $schema, `type: 'null'` and type lists, nullable, examples.
@@ -25,11 +25,17 @@ function formOf (schema: unknown): unknown {
   const source = schema as Schema
   const form: Schema = {}
   for (const [key, value] of Object.entries(source)) {
-    if (KEPT.has(key) || key.startsWith('x-')) form[key] = value
-    else if (key === 'properties') form[key] = valuesOf(value as Schema)
-    else if (key === 'additionalProperties') form[key] = typeof value === 'boolean' ? value : formOf(value)
-    else if (key === 'items' && !Array.isArray(value)) form[key] = formOf(value)
-    else if (key === 'allOf' || key === 'anyOf' || key === 'oneOf') form[key] = listOf(value as unknown[])
+    if (KEPT.has(key) || key.startsWith('x-')) {
+      form[key] = value
+      continue
+    }
+    // Tuples and patternProperties are rewritten below; a boolean additionalProperties stays as it is.
+    if (key === 'patternProperties' || (key === 'items' && Array.isArray(value)) || (key === 'additionalProperties' && typeof value === 'boolean')) {
+      if (key === 'additionalProperties') form[key] = value
+      continue
+    }
+    const mapped = key === 'additionalItems' ? NOT_SUBSCHEMAS : mapSubschemas(key, value, formOf)
+    if (mapped !== NOT_SUBSCHEMAS) form[key] = mapped
     // A looser `not` would reject more, so it stays only as it is.
     else if (key === 'not' && formOf(value) === value) form[key] = value
     else if (key === 'const' && !('enum' in source)) form.enum = [value]
@@ -68,11 +74,5 @@ function formOf (schema: unknown): unknown {
 }
 
 function listOf (schemas: unknown[]): unknown[] {
-  const forms = schemas.map(formOf)
-  return forms.every((form, i) => form === schemas[i]) ? schemas : forms
-}
-
-function valuesOf (schemas: Schema): Schema {
-  const forms = Object.fromEntries(Object.entries(schemas).map(([name, schema]) => [name, formOf(schema)]))
-  return Object.keys(forms).every(name => forms[name] === schemas[name]) ? schemas : forms
+  return mapSubschemas('anyOf', schemas, formOf) as unknown[]
 }

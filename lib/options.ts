@@ -1,9 +1,10 @@
 // The plugin options, their defaults and their validation at register time.
-import { checkCustomFields, type CustomFieldSchemas, type CustomFieldsSchemaOf } from './custom-fields.js'
+import { checkCustomFields } from './custom-fields/schemas.js'
+import type { CustomFieldSchemas, CustomFieldsSchemaOf } from './custom-fields/types.js'
 import { codes } from './errors.js'
 import type { Authorize, OrderHooks } from './routes.js'
-import { memoryStorage } from './storage/memory.js'
-import type { OrderStorage } from './storage/types.js'
+import { memoryStorage } from './storage/memory/index.js'
+import { storageMethods, type OrderStorage } from './storage/types.js'
 import { compileWorkflow, defaultWorkflow, type CompiledWorkflow, type Workflow } from './workflow.js'
 
 export interface OrderPluginOptions {
@@ -51,9 +52,7 @@ export interface OrderPluginConfig {
 const DAY = 24 * 60 * 60 * 1000
 // Options Fastify itself reads from the register call may sit beside ours.
 const FASTIFY_OPTIONS = ['logLevel', 'logSerializers']
-const STORAGE_METHODS = [
-  'create', 'get', 'list', 'replace', 'listEvents', 'purgeEvents', 'lease', 'readSubscription', 'checkpoint', 'release'
-] as const
+const STORAGE_METHODS = Object.values(storageMethods).flat()
 
 function invalid (message: string) {
   return new codes.ORDER_INVALID_OPTIONS(message)

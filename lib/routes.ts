@@ -1,13 +1,14 @@
-// The three POST routes: request → authorize → service → reply, nothing else.
+// The three POST routes: request → authorize → order module → reply, nothing else.
 import type {
-  FastifyInstance, FastifyRequest, onRequestHookHandler, preHandlerHookHandler
+  FastifyInstance, FastifyRequest, FastifySchemaCompiler, onRequestHookHandler, preHandlerHookHandler
 } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { errorCodes } from 'fastify'
 import { codes } from './errors.js'
 import { openApiSchemaOf } from './openapi.js'
 import type { OrderSchemas } from './schemas.js'
-import type { OrderOperations, OrderScope } from './service.js'
+import type { OrderModule } from './module.js'
+import type { OrderScope } from './scope.js'
 
 export type OrderOperation = 'getOrderList' | 'createOrder' | 'updateOrderStatus'
 
@@ -25,7 +26,7 @@ export interface OrderHooks {
 }
 
 export interface OrderRoutesOptions {
-  operations: OrderOperations
+  module: OrderModule
   schemas: OrderSchemas
   bodyLimit: number
   authorize?: Authorize
@@ -35,23 +36,24 @@ export interface OrderRoutesOptions {
 const accept = () => true
 
 export async function orderRoutes (fastify: FastifyInstance, options: OrderRoutesOptions): Promise<void> {
-  const { operations, schemas, bodyLimit, authorize, hooks } = options
+  const { module, schemas, bodyLimit, authorize, hooks } = options
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   app.addSchema(schemas.Order)
   app.addSchema(schemas.OrderError)
 
-  // Our own strict validator, whatever ajv options the host gave Fastify. The Idempotency-Key
-  // header schema is there for OpenAPI; the service checks it, so it answers with its own code.
-  // A route's body is what OpenAPI shows (bodyOf); it is validated by the schema it was made from.
-  const sourceOf = new Map<object, object>()
-  app.setValidatorCompiler(({ schema, httpPart }) => httpPart === 'headers' ? accept : operations.validatorOf(sourceOf.get(schema)!))
-
-  /** `schema` in the form OpenAPI 3.0 and 3.1 both accept, made from it once, so the two cannot drift. */
-  function bodyOf<T extends object> (schema: T): T {
-    const documented = openApiSchemaOf(schema)
-    sourceOf.set(documented, schema)
-    return documented
+  /**
+   * A route's body: `documented` is the form OpenAPI 3.0 and 3.1 both accept, made from the schema once
+   * so the two cannot drift; `validatorCompiler` checks requests against the schema itself, with our own
+   * strict validator whatever ajv options the host gave Fastify. The Idempotency-Key header schema is
+   * there for OpenAPI; the rules check the header, so it answers with its own code.
+   */
+  function bodyOf (schema: object): { documented: object, validatorCompiler: FastifySchemaCompiler<unknown> } {
+    const validate = module.validatorOf(schema)
+    return {
+      documented: openApiSchemaOf(schema),
+      validatorCompiler: ({ httpPart }) => httpPart === 'body' ? validate : accept
+    }
   }
 
   // The routes read JSON only. An empty body is a missing body whatever its Content-Type
@@ -86,6 +88,9 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
   const notJson = error('FST_ERR_CTP_INVALID_MEDIA_TYPE: a body that is not application/json')
   const unavailable = error('ORDER_STORAGE_UNAVAILABLE: the storage failed; retry later')
   const common = { bodyLimit, onRequest: hooks?.onRequest, preHandler: hooks?.preHandler }
+  const listBody = bodyOf(schemas.ListOrdersBody)
+  const createBody = bodyOf(schemas.CreateOrderBody)
+  const updateBody = bodyOf(schemas.UpdateOrderStatusBody)
   const tags = ['orders']
 
   const getOrderList = {
@@ -93,7 +98,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     tags,
     summary: 'List orders',
     description: 'A keyset page of orders, newest first unless `order` is "asc". Follow `nextCursor` with the same filter and order for the next page.',
-    body: bodyOf(schemas.ListOrdersBody),
+    body: listBody.documented as typeof schemas.ListOrdersBody,
     response: {
       200: { ...schemas.OrderPage, description: 'A page of orders and the cursor of the next one' },
       400: error(`${invalid}; ORDER_INVALID_CURSOR: the cursor is malformed or was issued for another filter or order`),
@@ -106,6 +111,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
   app.post('/order/getOrderList', {
     ...common,
     schema: getOrderList,
+    validatorCompiler: listBody.validatorCompiler,
     // No body (or an empty one) reads the first page; a JSON null is a body, and not an object.
     // A callback hook: an async one costs a promise per request.
     preValidation: (request, _reply, done) => {
@@ -114,7 +120,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     }
   }, async (request) => {
     const scope = authorize === undefined ? undefined : await scopeOf(request, 'getOrderList')
-    return operations.listOrders(request.body, scope)
+    return module.listOrders(request.body, scope)
   })
 
   const createOrder = {
@@ -123,7 +129,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     summary: 'Create an order',
     description: 'Creates an order in the workflow\'s initial status; the server computes id, total, version and timestamps. Send an `Idempotency-Key` header to make retries safe.',
     headers: schemas.IdempotencyHeaders,
-    body: bodyOf(schemas.CreateOrderBody),
+    body: createBody.documented as typeof schemas.CreateOrderBody,
     response: {
       201: order('The new order, or the first one created with this Idempotency-Key (header idempotent-replayed: true)'),
       400: error(`${invalid}; ORDER_TOTAL_TOO_LARGE: the total is above Number.MAX_SAFE_INTEGER; ORDER_INVALID_IDEMPOTENCY_KEY: the header is not 1 to 255 visible ASCII characters`),
@@ -135,9 +141,9 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
       503: unavailable
     }
   }
-  app.post('/order/createOrder', { ...common, schema: createOrder }, async (request, reply) => {
+  app.post('/order/createOrder', { ...common, schema: createOrder, validatorCompiler: createBody.validatorCompiler }, async (request, reply) => {
     const scope = authorize === undefined ? undefined : await scopeOf(request, 'createOrder')
-    const result = await operations.createOrder(request.body, scope, request.headers['idempotency-key'])
+    const result = await module.createOrder(request.body, scope, request.headers['idempotency-key'])
     if (result.replayed) reply.header('idempotent-replayed', 'true')
     return reply.code(201).send(result.order)
   })
@@ -147,7 +153,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     tags,
     summary: 'Move an order to another status',
     description: 'Applies one workflow move. Moving to the current status is a no-op; `expectedVersion` makes the move conditional.',
-    body: bodyOf(schemas.UpdateOrderStatusBody),
+    body: updateBody.documented as typeof schemas.UpdateOrderStatusBody,
     response: {
       200: order('The order after the move, or as it was when it already had this status'),
       400: error(`${invalid} (including a status the workflow does not have)`),
@@ -159,8 +165,8 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
       503: unavailable
     }
   }
-  app.post('/order/updateOrderStatus', { ...common, schema: updateOrderStatus }, async (request) => {
+  app.post('/order/updateOrderStatus', { ...common, schema: updateOrderStatus, validatorCompiler: updateBody.validatorCompiler }, async (request) => {
     const scope = authorize === undefined ? undefined : await scopeOf(request, 'updateOrderStatus')
-    return operations.updateOrderStatus(request.body, scope)
+    return module.updateOrderStatus(request.body, scope)
   })
 }

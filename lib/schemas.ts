@@ -1,6 +1,7 @@
 // TypeBox schemas of the order routes: one object each serves validation, serialization, types and OpenAPI.
 import { Type, type Static, type TOptional, type TSchema, type TUnsafe } from '@sinclair/typebox'
-import { customFieldForms, type CustomFieldsPatch, type OrderCustomFields } from './custom-fields.js'
+import { customFieldForms } from './custom-fields/schemas.js'
+import type { CustomFieldsPatch, OrderCustomFields } from './custom-fields/types.js'
 import { defaultWorkflow } from './workflow.js'
 
 /** What the schemas depend on: the plugin options that tighten or extend them. */

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import { codes } from './errors.js'
 import type { OrderEvent } from './events.js'
-import type { OrderStorage } from './storage/types.js'
+import type { SubscriptionStore } from './storage/types.js'
 
 /** Handles one event; resolving checkpoints it, throwing or rejecting retries it after a backoff. */
 export type OrderEventHandler = (event: OrderEvent) => unknown
@@ -31,7 +31,7 @@ export interface SubscriptionStatus {
 }
 
 export interface SubscriptionsConfig {
-  storage: OrderStorage
+  storage: SubscriptionStore
   log: FastifyBaseLogger
   /** Freezes an event before host code gets it. */
   readonly: (event: OrderEvent) => OrderEvent

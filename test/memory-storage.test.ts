@@ -30,3 +30,21 @@ t.test('memoryStorage lists the feed exactly as before once thousands of purged 
   t.same((await storage.lease({ name: 'late', holder: 'h', ttl: 1000, from: 'start' })).held, true)
   t.same(await storage.readSubscription('late', 2), events.slice(2000, 2002), 'a new subscription from start reads from the oldest kept')
 })
+
+t.test('memoryStorage purges expired idempotency keys a batch at a time, however many were made', async t => {
+  const storage = memoryStorage()
+  const claim = (key: string, expiresAt: string) => ({ key, fingerprint: key, expiresAt })
+  // More keys than the queue's compaction threshold, so the compaction runs too.
+  for (let i = 0; i < 1100; i++) await storeOrder(storage, storedOrder(), claim(`k${i}`, '2026-01-02T00:00:00.000Z'))
+  // k0 expired and was taken over: its new claim is queued again and outlives the purge.
+  const takenOver = storedOrder({ createdAt: '2026-01-03T00:00:00.000Z' })
+  await storeOrder(storage, takenOver, claim('k0', '2026-01-09T00:00:00.000Z'))
+  await storeOrder(storage, storedOrder({ createdAt: '2026-01-03T00:00:00.000Z' }), claim('live', '2026-01-09T00:00:00.000Z'))
+  const now = '2026-01-05T00:00:00.000Z'
+  t.equal(await storage.purgeIdempotencyKeys(now, 1000), 1000, 'a batch is at most the limit')
+  t.equal(await storage.purgeIdempotencyKeys(now, 1000), 99, 'the rest of the expired keys (k0\'s first claim was replaced, not purged)')
+  t.equal(await storage.purgeIdempotencyKeys(now, 1000), 0, 'live keys stay')
+  const replay = await storeOrder(storage, storedOrder({ createdAt: now }), claim('k0', '2026-01-10T00:00:00.000Z'))
+  t.match(replay, { created: false, order: takenOver }, 'the taken-over key still answers with its order')
+  t.match(await storeOrder(storage, storedOrder({ createdAt: now }), claim('k5', '2026-01-10T00:00:00.000Z')), { created: true }, 'a purged key is free')
+})

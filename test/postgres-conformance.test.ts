@@ -1,7 +1,7 @@
 // postgresStorage passes the storage conformance suite, on PGlite and on the server of DATABASE_URL.
 import t from 'tap'
 import { conformanceCases } from '../lib/conformance.js'
-import type { PostgresClient } from '../lib/storage/postgres.js'
+import type { PostgresClient } from '../lib/storage/postgres/index.js'
 import { testDatabase } from './postgres-helper.js'
 
 const db = await testDatabase(t)

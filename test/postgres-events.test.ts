@@ -2,7 +2,7 @@
 import t from 'tap'
 import { createdEvent } from '../lib/events.js'
 import type { OrderEvent } from '../lib/index.js'
-import { postgresStorage } from '../lib/storage/postgres.js'
+import { postgresStorage } from '../lib/storage/postgres/index.js'
 import type { OrderStorage } from '../lib/storage/types.js'
 import { storedOrder } from './helper.js'
 import { planOf, testDatabase } from './postgres-helper.js'

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import type { Test } from 'tap'
-import { postgresStorage, type PostgresClient, type PostgresStorageOptions } from '../lib/storage/postgres.js'
+import { postgresStorage, type PostgresClient, type PostgresStorageOptions } from '../lib/storage/postgres/index.js'
 import type { OrderStorage } from '../lib/storage/types.js'
 
 export interface TestDatabase {
@@ -24,6 +24,12 @@ export interface TestDatabase {
   freshTable: () => string
   /** A fresh, empty, initialised storage on a table of its own: the factory the conformance suite takes. */
   storage: (options?: Partial<PostgresStorageOptions>) => Promise<OrderStorage>
+}
+
+/** Drops every relation a storage made for `table`. */
+export async function dropTables (client: PostgresClient, table: string): Promise<void> {
+  await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_idempotency_keys", "${table}_events", "${table}_subscriptions", "${table}_schema"`, [])
+  await client.query(`DROP FUNCTION IF EXISTS "${table}_epoch"()`, [])
 }
 
 /** One database per test file, closed when `t` ends. */
@@ -59,7 +65,7 @@ export async function testDatabase (t: Test): Promise<TestDatabase> {
   const prefix = `fo_${randomBytes(4).toString('hex')}`
   t.teardown(async () => {
     for (const table of tables) {
-      await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_idempotency_keys", "${table}_events", "${table}_subscriptions"`, [])
+      await dropTables(client, table)
     }
     // The first client closes last: it dropped the tables.
     for (const close of closers.reverse()) await close()

@@ -31,7 +31,7 @@ t.test('every TypeScript snippet of the README type-checks and runs', async t =>
     const local = code
       .replaceAll("from 'fastify-order'", "from '../../lib/index.js'")
       .replaceAll("from 'fastify-order/conformance'", "from '../../lib/conformance.js'")
-      .replaceAll("from 'fastify-order/postgres'", "from '../../lib/storage/postgres.js'")
+      .replaceAll("from 'fastify-order/postgres'", "from '../../lib/storage/postgres/index.js'")
       .replaceAll("declare module 'fastify-order'", "declare module '../../lib/index.js'")
     writeFileSync(join(folder, name), local)
     const program = code.includes("declare module 'fastify-order'") ? `tsconfig.${name}.json` : 'tsconfig.json'

@@ -1,5 +1,6 @@
-// The OrderStorage interface: what the plugin needs from a database, and nothing of its business rules.
+// The OrderStorage interface: what the plugin needs from a database, as three small capabilities.
 import type { OrderEvent } from '../events.js'
+import type { OrderPosition } from '../position.js'
 import type { Order } from '../schemas.js'
 
 /** The idempotency key a create claims, stored atomically with the order it created. */
@@ -34,7 +35,7 @@ export interface StorageListQuery {
   /** `desc`: newest first, by (`createdAt`, `id`) descending. */
   order: 'asc' | 'desc'
   /** Only orders strictly after this position in the chosen order. */
-  after?: { createdAt: string, id: string }
+  after?: OrderPosition
   /** How many orders at most. */
   limit: number
 }
@@ -70,16 +71,11 @@ export interface Lease {
 }
 
 /**
- * Where orders live. Adapters only store: totals, workflow, limits and scope are the plugin's.
- * Every method may throw (or reject); the plugin turns that into 503 ORDER_STORAGE_UNAVAILABLE.
- * Orders and events passed in and returned are plain JSON values; the plugin never mutates what it gets back.
- *
- * Every change is stored with its event in one atomic step: a create or replace that fails, or that
- * stores nothing (a live claim, a stale version), stores no event either.
+ * Orders and their idempotency keys. Every change is stored with its event in one atomic step: a
+ * create or replace that fails, or that stores nothing (a live claim, a stale version), stores no
+ * event either.
  */
-export interface OrderStorage {
-  /** Prepares the store (tables, indexes); the plugin awaits it at register, before serving. */
-  init?: () => Promise<void>
+export interface OrderStore {
   /**
    * Stores a new order and its `created` event. With a claim, stores the claim in the same atomic
    * step, or stores nothing and returns the order of the live claim already stored under `claim.key`.
@@ -94,6 +90,12 @@ export interface OrderStorage {
    * if the stored version is still `expectedVersion`. Returns whether it did.
    */
   replace: (order: Order, expectedVersion: number, event: OrderEvent) => Promise<boolean>
+  /** Deletes at most `limit` idempotency keys that expired at or before `now` (ISO). Returns how many. */
+  purgeIdempotencyKeys: (now: string, limit: number) => Promise<number>
+}
+
+/** The event feed: every stored change's event, in an order that never changes once listed. */
+export interface EventFeedStore {
   /**
    * A page of the feed in feed order, or undefined when `after` names no event in it (unknown or
    * purged). Feed order never changes once an event is listed: an event whose change commits later
@@ -103,11 +105,16 @@ export interface OrderStorage {
    */
   listEvents: (query: StorageEventQuery) => Promise<OrderEvent[] | undefined>
   /**
-   * Deletes at most `limit` of the oldest events whose `at` is before `before` (ISO), keeping every
-   * event that a subscription which held its lease after `before` has not checkpointed yet.
-   * Returns how many it deleted.
+   * Deletes at most `limit` events of the oldest unbroken run, in feed order, whose `at` is before
+   * `before` (ISO): it stops at the first event it keeps, so a reader never misses an event between
+   * two it could still name. It keeps every event that a subscription which held its lease after
+   * `before` has not checkpointed yet. Returns how many it deleted.
    */
   purgeEvents: (before: string, limit: number) => Promise<number>
+}
+
+/** Subscriptions: a lease per name, and a checkpoint in the feed that only the holder moves. */
+export interface SubscriptionStore {
   /**
    * Creates the subscription when absent (where `from` says), then gives `holder` the lease when it is
    * free, lapsed, or already `holder`'s, until `ttl` from now.
@@ -123,3 +130,21 @@ export interface OrderStorage {
   /** Gives up the lease if `holder` holds it, so another instance may take over at once. */
   release: (name: string, holder: string) => Promise<void>
 }
+
+/**
+ * Where orders live: the three capabilities an adapter composes. Adapters only store: totals,
+ * workflow, limits and scope are the plugin's. Every method may throw (or reject); the plugin turns
+ * that into 503 ORDER_STORAGE_UNAVAILABLE. Orders and events passed in and returned are plain JSON
+ * values; the plugin never mutates what it gets back.
+ */
+export interface OrderStorage extends OrderStore, EventFeedStore, SubscriptionStore {
+  /** Prepares the store (tables, indexes); the plugin awaits it at register, before serving. */
+  init?: () => Promise<void>
+}
+
+/** The methods of each capability, as the plugin checks them at register and the conformance suite does. */
+export const storageMethods = Object.freeze({
+  orders: Object.freeze(['create', 'get', 'list', 'replace', 'purgeIdempotencyKeys'] as const),
+  feed: Object.freeze(['listEvents', 'purgeEvents'] as const),
+  subscriptions: Object.freeze(['lease', 'readSubscription', 'checkpoint', 'release'] as const)
+}) satisfies { [capability: string]: ReadonlyArray<keyof OrderStorage> }

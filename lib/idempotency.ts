@@ -1,0 +1,37 @@
+// Idempotency keys: the header's rule, the fingerprint a key is bound to, the claim a create stores, and a replay's answer.
+import { createHash } from 'node:crypto'
+import { codes } from './errors.js'
+import type { Order, CreateOrderInput } from './schemas.js'
+import type { CreateResult, IdempotencyClaim } from './storage/types.js'
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/
+
+/** Throws ORDER_INVALID_IDEMPOTENCY_KEY unless the key is 1 to 255 visible ASCII characters. */
+export function checkIdempotencyKey (key: string): void {
+  if (!IDEMPOTENCY_KEY.test(key)) throw new codes.ORDER_INVALID_IDEMPOTENCY_KEY()
+}
+
+/**
+ * The body of a create as the server will store it; also what an idempotency key is bound to.
+ * `customFields` is the canonical JSON of the body's custom fields, '' when it has none: such a body
+ * keeps the fingerprint it had before the option existed, so stored keys stay valid.
+ */
+export function fingerprintOf (input: CreateOrderInput, customFields = ''): string {
+  const metadata = input.metadata === undefined ? [] : Object.entries(input.metadata).sort(([a], [b]) => a < b ? -1 : 1)
+  const items = input.items.map(({ sku, name, quantity, unitPrice }) => [sku, name ?? null, quantity, unitPrice])
+  return createHash('sha256')
+    .update(JSON.stringify([input.customerId, input.currency, items, metadata]) + customFields)
+    .digest('base64url')
+}
+
+/** The claim of a key under a scope: the same client key under two scopes gives two claims. */
+export function claimOf (key: string, scopedCustomer: string | undefined, fingerprint: string, expiresAt: string): IdempotencyClaim {
+  return { key: JSON.stringify([scopedCustomer ?? null, key]), fingerprint, expiresAt }
+}
+
+/** The first order of a key that was claimed already, or the error that says why it cannot be returned. */
+export function replayOf (result: Exclude<CreateResult, { created: true }>, claim: IdempotencyClaim): Order {
+  if ('inProgress' in result) throw new codes.ORDER_IDEMPOTENCY_IN_PROGRESS()
+  if (result.fingerprint !== claim.fingerprint) throw new codes.ORDER_IDEMPOTENCY_KEY_REUSED()
+  return result.order
+}

@@ -1,0 +1,128 @@
+// Orders in memory: by id, two sorted indexes, and idempotency claims; each change appends its event.
+import type { OrderEvent } from '../../events.js'
+import type { Order } from '../../schemas.js'
+import type { CreateResult, IdempotencyClaim, OrderStore, StorageListQuery } from '../types.js'
+import { insert, mergePage, precedes, remove, swap } from './sorted.js'
+
+interface StoredClaim {
+  fingerprint: string
+  orderId: string
+  expiresAt: string
+}
+
+function matches (order: Order, query: StorageListQuery): boolean {
+  const { customerId, statuses, createdFrom, createdTo, after } = query
+  return (customerId === undefined || order.customerId === customerId) &&
+    (statuses === undefined || statuses.includes(order.status)) &&
+    (createdFrom === undefined || order.createdAt >= createdFrom) &&
+    (createdTo === undefined || order.createdAt < createdTo) &&
+    (after === undefined || precedes(after, order, query.order))
+}
+
+/**
+ * The orders of a memory storage. `append` stores a change's event: it is called in the same
+ * synchronous step as the change, after every check that could refuse it, so both are stored or neither.
+ */
+export function memoryOrders (append: (event: OrderEvent) => void, assertNewEvent: (event: OrderEvent) => void): OrderStore {
+  // Two indexes answer every filter: one per status, one per (customer, status). Without a status
+  // filter a page merges the walks of every status; there are few, so a page still costs the same
+  // at any store size, and each create pays for two index inserts, not four.
+  const byId = new Map<string, Order>()
+  const byStatus = new Map<string, Order[]>()
+  const byCustomerStatus = new Map<string, Order[]>()
+  const claims = new Map<string, StoredClaim>()
+  // Claims in the order they were made, for purging expired ones; `head` is the oldest unpurged one.
+  const claimQueue: Array<{ key: string, expiresAt: string }> = []
+  let head = 0
+
+  const indexOf = (map: Map<string, Order[]>, key: string): Order[] => {
+    let orders = map.get(key)
+    if (orders === undefined) map.set(key, orders = [])
+    return orders
+  }
+  // Statuses never hold a NUL, so the first NUL ends the status and the key is unambiguous.
+  const customerStatusKey = (customerId: string, status: string) => `${status}\u0000${customerId}`
+
+  function create (order: Order, event: OrderEvent, claim?: IdempotencyClaim): CreateResult {
+    if (claim !== undefined) {
+      const stored = claims.get(claim.key)
+      if (stored !== undefined && stored.expiresAt > order.createdAt) {
+        return { created: false, order: byId.get(stored.orderId)!, fingerprint: stored.fingerprint }
+      }
+    }
+    if (byId.has(order.id)) throw new Error(`order id ${order.id} is already stored`)
+    assertNewEvent(event)
+    byId.set(order.id, order)
+    append(event)
+    insert(indexOf(byStatus, order.status), order)
+    insert(indexOf(byCustomerStatus, customerStatusKey(order.customerId, order.status)), order)
+    if (claim !== undefined) {
+      claims.set(claim.key, { fingerprint: claim.fingerprint, orderId: order.id, expiresAt: claim.expiresAt })
+      claimQueue.push({ key: claim.key, expiresAt: claim.expiresAt })
+    }
+    return { created: true, order }
+  }
+
+  function list (query: StorageListQuery): Order[] {
+    const { customerId, statuses, ids, limit } = query
+    if (ids !== undefined) {
+      const found: Order[] = []
+      for (const id of new Set(ids)) {
+        const order = byId.get(id)
+        if (order !== undefined && matches(order, query)) found.push(order)
+      }
+      return found.sort((a, b) => precedes(a, b, query.order) ? -1 : 1).slice(0, limit)
+    }
+    // Indexes that answer the filter exactly, so no order is read and skipped.
+    const wanted = statuses ?? [...byStatus.keys()]
+    return mergePage(customerId === undefined
+      ? wanted.map(status => byStatus.get(status))
+      : wanted.map(status => byCustomerStatus.get(customerStatusKey(customerId, status))), query)
+  }
+
+  function replace (order: Order, expectedVersion: number, event: OrderEvent): boolean {
+    const previous = byId.get(order.id)
+    if (previous === undefined || previous.version !== expectedVersion) return false
+    assertNewEvent(event)
+    byId.set(order.id, order)
+    append(event)
+    const byCustomerKey = customerStatusKey(order.customerId, order.status)
+    if (previous.status !== order.status) {
+      remove(byStatus.get(previous.status)!, previous)
+      remove(byCustomerStatus.get(customerStatusKey(previous.customerId, previous.status))!, previous)
+      insert(indexOf(byStatus, order.status), order)
+      insert(indexOf(byCustomerStatus, byCustomerKey), order)
+    } else {
+      swap(byStatus.get(order.status)!, order)
+      swap(byCustomerStatus.get(byCustomerKey)!, order)
+    }
+    return true
+  }
+
+  /** Claims expire in the order they were made (one TTL for all), so the oldest run of expired ones goes. */
+  function purgeIdempotencyKeys (now: string, limit: number): number {
+    let count = 0
+    for (; head < claimQueue.length && count < limit; head++) {
+      const { key, expiresAt } = claimQueue[head]!
+      if (expiresAt > now) break
+      // A key taken over after it expired is queued again with its new claim, which stays.
+      if (claims.get(key)?.expiresAt === expiresAt) {
+        claims.delete(key)
+        count++
+      }
+    }
+    if (head > 1024 && head * 2 > claimQueue.length) {
+      claimQueue.splice(0, head)
+      head = 0
+    }
+    return count
+  }
+
+  return {
+    create: async (order, event, claim) => create(order, event, claim),
+    get: async (id) => byId.get(id),
+    list: async (query) => list(query),
+    replace: async (order, expectedVersion, event) => replace(order, expectedVersion, event),
+    purgeIdempotencyKeys: async (now, limit) => purgeIdempotencyKeys(now, limit)
+  }
+}

@@ -1,0 +1,69 @@
+// postgresStorage(): orders in PostgreSQL through pg.Pool, pg.Client or PGlite; atomic by single statements.
+import { codes } from '../../errors.js'
+import type { OrderStorage } from '../types.js'
+import { runnerOf, type PostgresClient } from './client.js'
+import { eventFeedStore } from './feed.js'
+import { listOrders } from './list.js'
+import { orderStore } from './orders.js'
+import { initSchema, upgradeSchema } from './schema.js'
+import { subscriptionStore } from './subscriptions.js'
+import { tablesOf } from './tables.js'
+
+export type { PostgresClient }
+export { postgresSchemaSql, type PostgresSchemaOptions } from './schema.js'
+export { SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, type SchemaStep } from './migrations.js'
+
+export interface PostgresStorageOptions {
+  /** Runs every statement. A `pg.Pool` lets several statements run at once; each one is atomic alone. */
+  client: PostgresClient
+  /**
+   * Name of the orders table; the idempotency keys live in `<table>_idempotency_keys`, the event feed in
+   * `<table>_events`, subscriptions in `<table>_subscriptions`, and indexes are named after it, so two
+   * plugins can share one database under two names. Letters, digits and `_`, at most 32 characters.
+   * Resolved through the connection's `search_path`. Default: `fastify_orders`.
+   */
+  table?: string
+  /**
+   * Names the storage's fixed statements, so that each connection parses and plans each of them once
+   * rather than on every call. Needs a client whose `query` also takes pg's `{ name, text, values }`:
+   * `pg.Pool` or `pg.Client` (PGlite does not). Default: false.
+   */
+  prepare?: boolean
+}
+
+function invalid (message: string) {
+  return new codes.ORDER_INVALID_OPTIONS(`postgresStorage ${message}`)
+}
+
+/**
+ * PostgreSQL storage. `init()` creates the tables and indexes, or upgrades those of an earlier release
+ * (the plugin calls it at register).
+ * Every operation is one statement, so several app instances can share a database: creates with an
+ * idempotency key claim it and store the order atomically, replaces are compare-and-set on `version`,
+ * and every list page is read from an index.
+ */
+export function postgresStorage (options: PostgresStorageOptions): OrderStorage {
+  const { client, table = 'fastify_orders', prepare = false } = options
+  const tables = tablesOf(table)
+  if (typeof prepare !== 'boolean') {
+    throw invalid(`prepare must be true (a pg.Pool or pg.Client) or false, got ${JSON.stringify(prepare)}`)
+  }
+  const { query, run } = runnerOf(client, prepare)
+  return {
+    init: () => initSchema(client, query, tables),
+    ...orderStore(tables, run),
+    list: listOrders(tables, query),
+    ...eventFeedStore(tables, run),
+    ...subscriptionStore(tables, run)
+  }
+}
+
+/**
+ * Brings the storage's tables to this release's layout, as `init()` does when the plugin starts:
+ * for a deploy step or a migration tool run by a role that may change the schema, so that the app
+ * itself may run as one that only reads and writes rows. See `postgresSchemaSql` for the SQL itself.
+ */
+export async function upgradePostgresSchema ({ client, table = 'fastify_orders' }: { client: PostgresClient, table?: string }): Promise<void> {
+  const tables = tablesOf(table)
+  await upgradeSchema(client, tables)
+}

@@ -1,0 +1,173 @@
+// The storage's layout on start: refuse a newer one, upgrade an older one step by step under a lock, check every name is ours, start a new epoch after a move.
+import { createHash } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { codes } from '../../errors.js'
+import { runnerOf, type PostgresClient, type Run } from './client.js'
+import { SCHEMA_VERSION, schemaSteps } from './migrations.js'
+import { tablesOf, type Tables } from './tables.js'
+
+/** How often an instance waiting for another's upgrade looks again. */
+const UPGRADE_POLL = 100
+
+const bare = (quoted: string) => quoted.slice(1, -1)
+
+/** The version of the layout in the database: 0 when there is none, 1 for release 0.1's (no version table). */
+async function versionOf (query: Run, { orders, schema }: Tables): Promise<number> {
+  const [found] = await query<{ schema: boolean, orders: boolean }>(
+    `SELECT to_regclass('${schema}') IS NOT NULL AS schema, to_regclass('${orders}') IS NOT NULL AS orders`, [])
+  if (!found!.schema) return found!.orders ? 1 : 0
+  const [row] = await query<{ version: number }>(`SELECT version FROM ${schema}`, [])
+  // A version table without its row is a step 2 cut short: the row is its second statement.
+  return row?.version ?? 1
+}
+
+/**
+ * Runs `work` on one session of `client`: a connection of its own from a pg.Pool (an advisory lock
+ * and a CONCURRENTLY index build need one), the client itself otherwise (pg.Client, PGlite).
+ */
+async function withSession<T> (client: PostgresClient, work: (query: Run) => Promise<T>): Promise<T> {
+  const pool = client as PostgresClient & { connect?: () => Promise<PostgresClient & { release: () => void }>, totalCount?: unknown }
+  if (typeof pool.connect !== 'function' || typeof pool.totalCount !== 'number') return work(runnerOf(client, false).query)
+  const session = await pool.connect()
+  try {
+    return await work(runnerOf(session, false).query)
+  } finally {
+    session.release()
+  }
+}
+
+/**
+ * Applies every step after the database's version, in order, each once. Instances starting together
+ * take turns through a session advisory lock: one upgrades, the others wait for it and find the work
+ * done. Waiting is a retried try-lock, never a blocked statement, because a CONCURRENTLY index build
+ * waits for every transaction older than it, a blocked lock request included.
+ */
+export async function upgradeSchema (client: PostgresClient, tables: Tables): Promise<void> {
+  const lock = createHash('sha256').update(`fastify-order:${tables.name}`).digest().readBigInt64BE(0)
+  await withSession(client, async query => {
+    for (;;) {
+      const version = await versionOf(query, tables)
+      if (version > SCHEMA_VERSION) throw new codes.ORDER_SCHEMA_NEWER(version, SCHEMA_VERSION)
+      if (version === SCHEMA_VERSION) return
+      const [{ locked }] = await query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(${lock}) AS locked`, []) as [{ locked: boolean }]
+      if (!locked) {
+        await sleep(UPGRADE_POLL)
+        continue
+      }
+      try {
+        // Read again under the lock: another instance may have finished meanwhile.
+        const from = await versionOf(query, tables)
+        for (const step of schemaSteps(tables).filter(step => step.version > from)) {
+          for (const statement of step.statements) await query(statement, [])
+          if (step.version > 1) await query(`UPDATE ${tables.schema} SET version = $1::int`, [step.version])
+        }
+      } finally {
+        await query(`SELECT pg_advisory_unlock(${lock})`, [])
+      }
+    }
+  })
+}
+
+/** Every relation the storage owns, as the layout this release writes has it: kind, and table for an index. */
+function relationsOf ({ orders, keys, events, subscriptions, schema, indexes }: Tables): Array<[string, 'r' | 'i', string?]> {
+  return [
+    ...[orders, keys, events, subscriptions, schema].map((table): [string, 'r'] => [bare(table), 'r']),
+    ...[indexes.created, indexes.customer, indexes.status, indexes.customerStatus].map((index): [string, 'i', string] => [bare(index), 'i', bare(orders)]),
+    [bare(indexes.keysExpiry), 'i', bare(keys)],
+    [bare(indexes.feed), 'i', bare(events)]
+  ]
+}
+
+/**
+ * Throws ORDER_INVALID_OPTIONS when a name the storage uses is taken by something else: another
+ * storage's table or index (tables "x" and "x_customer" would share an index name), or a relation
+ * of the host's.
+ */
+async function checkRelations (query: Run, tables: Tables): Promise<void> {
+  const expected = relationsOf(tables)
+  const rows = await query<{ name: string, kind: string | null, table: string | null }>(`SELECT n.name, c.relkind::text AS kind, t.relname::text AS table
+    FROM unnest($1::text[]) WITH ORDINALITY AS n (name, place)
+    LEFT JOIN pg_class AS c ON c.oid = to_regclass(quote_ident(n.name))
+    LEFT JOIN pg_index AS i ON i.indexrelid = c.oid
+    LEFT JOIN pg_class AS t ON t.oid = i.indrelid
+    ORDER BY n.place`, [expected.map(([name]) => name)])
+  rows.forEach((row, i) => {
+    const [name, kind, table] = expected[i]!
+    if (row.kind === kind && (row.table ?? undefined) === table) return
+    if (row.kind === null) {
+      throw new codes.ORDER_INVALID_OPTIONS(`postgresStorage table "${tables.name}": "${name}" is missing while ${tables.schema} records the layout; ` +
+        `restore it, or drop every relation whose name starts with "${tables.name}_" (and "${tables.name}") to start afresh`)
+    }
+    const found = row.kind === 'i' ? `is an index on "${row.table}"` : `is a relation of kind "${row.kind}"`
+    const wanted = kind === 'r' ? 'a table' : `an index on "${table}"`
+    throw new codes.ORDER_INVALID_OPTIONS(`postgresStorage table "${tables.name}": "${name}" ${found}, where the storage needs ${wanted}; ` +
+      'another storage or table uses its names, so choose another table option')
+  })
+}
+
+/**
+ * Starts a new feed epoch when the database holds positions its cluster cannot have issued: a
+ * transaction id at or past the next one to be assigned. That is what a pg_dump/pg_restore or a
+ * logical-replication move into a younger cluster leaves. Every restored event then sorts before
+ * every new one, and restored checkpoints keep their place. Rows only, no DDL; two instances doing
+ * it at once start two epochs, which orders the same.
+ */
+async function startEpochAfterMove (query: Run, { events, subscriptions, schema }: Tables): Promise<void> {
+  await query(`UPDATE ${schema} SET epoch = epoch + 1
+    WHERE EXISTS (SELECT 1 FROM ${events} WHERE epoch = ${schema}.epoch AND tx >= pg_snapshot_xmax(pg_current_snapshot()))
+       OR EXISTS (SELECT 1 FROM ${subscriptions} WHERE epoch = ${schema}.epoch AND tx >= pg_snapshot_xmax(pg_current_snapshot()))`, [])
+}
+
+/**
+ * Before the plugin serves: refuses a layout newer than this release's with ORDER_SCHEMA_NEWER,
+ * before any write; upgrades an older one; checks every name; starts a new epoch after a move.
+ * With the layout up to date it runs no DDL, so an app role that only reads and writes rows starts.
+ */
+export async function initSchema (client: PostgresClient, query: Run, tables: Tables): Promise<void> {
+  const version = await versionOf(query, tables)
+  if (version > SCHEMA_VERSION) throw new codes.ORDER_SCHEMA_NEWER(version, SCHEMA_VERSION)
+  if (version === 0) await checkNamesFree(query, tables)
+  if (version === 1) await checkReleaseOne(query, tables)
+  if (version < SCHEMA_VERSION) await upgradeSchema(client, tables)
+  await checkRelations(query, tables)
+  await startEpochAfterMove(query, tables)
+}
+
+/** A table without a version table is release 0.1's orders only if its other tables are there too. */
+async function checkReleaseOne (query: Run, { name, orders, keys, events, subscriptions }: Tables): Promise<void> {
+  const [row] = await query<{ ours: boolean }>(`SELECT to_regclass('${keys}') IS NOT NULL AND to_regclass('${events}') IS NOT NULL
+      AND to_regclass('${subscriptions}') IS NOT NULL
+      AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${orders}') AND attname = 'document') AS ours`, [])
+  if (!row!.ours) {
+    throw new codes.ORDER_INVALID_OPTIONS(`postgresStorage table "${name}": a table "${name}" exists but is not the orders table of a storage; ` +
+      'another storage or table uses its names, so choose another table option')
+  }
+}
+
+/** A new storage needs every one of its names free. */
+async function checkNamesFree (query: Run, tables: Tables): Promise<void> {
+  const names = relationsOf(tables).map(([name]) => name)
+  const [taken] = await query<{ name: string }>('SELECT name FROM unnest($1::text[]) AS n (name) WHERE to_regclass(quote_ident(name)) IS NOT NULL LIMIT 1', [names])
+  if (taken !== undefined) {
+    throw new codes.ORDER_INVALID_OPTIONS(`postgresStorage table "${tables.name}": "${taken.name}" already exists, and the storage's tables are not there; ` +
+      'another storage or table uses its names, so choose another table option')
+  }
+}
+
+export interface PostgresSchemaOptions {
+  /** The storage's `table` option. Default: `fastify_orders`. */
+  table?: string
+}
+
+/**
+ * The SQL of every upgrade step after `from` (default: none, i.e. a new database), for a DBA to run
+ * with psql or a migration tool, one statement at a time and outside a transaction (indexes are built
+ * CONCURRENTLY). Each statement is safe to run again; each step ends by recording its version.
+ */
+export function postgresSchemaSql ({ table = 'fastify_orders', from = 0 }: PostgresSchemaOptions & { from?: number } = {}): Array<{ version: number, summary: string, statements: string[] }> {
+  const tables = tablesOf(table)
+  return schemaSteps(tables).filter(step => step.version > from).map(step => ({
+    ...step,
+    statements: step.version > 1 ? [...step.statements, `UPDATE ${tables.schema} SET version = ${step.version}`] : step.statements
+  }))
+}

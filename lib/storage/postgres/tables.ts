@@ -1,0 +1,54 @@
+// The names of the relations one storage owns, all derived from its `table` option.
+import { codes } from '../../errors.js'
+import { quote } from './client.js'
+
+const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/
+
+/** Quoted names of the tables and indexes of the storage whose orders table is `table`. */
+export interface Tables {
+  /** The bare `table` option. */
+  name: string
+  orders: string
+  keys: string
+  events: string
+  subscriptions: string
+  /** One row: the layout's version and the feed's current epoch. */
+  schema: string
+  /** The function that gives new events the current epoch. */
+  epoch: string
+  indexes: {
+    created: string
+    customer: string
+    status: string
+    customerStatus: string
+    keysExpiry: string
+    /** Release 0.1's feed index, on (tx, seq): replaced by `feed` in version 2. */
+    position: string
+    feed: string
+  }
+}
+
+/** The names of a storage's relations; ORDER_INVALID_OPTIONS for a table name that is not one. */
+export function tablesOf (table: string): Tables {
+  if (typeof table !== 'string' || !TABLE_NAME.test(table)) {
+    throw new codes.ORDER_INVALID_OPTIONS(`postgresStorage table must be 1 to 32 letters, digits or "_", not starting with a digit; got ${JSON.stringify(table)}`)
+  }
+  return {
+    name: table,
+    orders: quote(table),
+    keys: quote(`${table}_idempotency_keys`),
+    events: quote(`${table}_events`),
+    subscriptions: quote(`${table}_subscriptions`),
+    schema: quote(`${table}_schema`),
+    epoch: quote(`${table}_epoch`),
+    indexes: {
+      created: quote(`${table}_created_idx`),
+      customer: quote(`${table}_customer_created_idx`),
+      status: quote(`${table}_status_created_idx`),
+      customerStatus: quote(`${table}_customer_status_created_idx`),
+      keysExpiry: quote(`${table}_idempotency_keys_expires_idx`),
+      position: quote(`${table}_events_position_idx`),
+      feed: quote(`${table}_events_feed_idx`)
+    }
+  }
+}

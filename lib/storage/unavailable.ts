@@ -1,0 +1,20 @@
+// The one place where a storage failure becomes 503 ORDER_STORAGE_UNAVAILABLE: the cause is kept for the log, never sent.
+import { codes } from '../errors.js'
+
+type Methods<T> = { [K in keyof T]: T[K] extends (...args: any[]) => Promise<unknown> ? K : never }[keyof T]
+
+/** `storage` whose named methods reject with ORDER_STORAGE_UNAVAILABLE (caused by the failure) when they fail. */
+export function unavailableOnFailure<T extends object, K extends Methods<T>> (storage: T, methods: readonly K[]): Pick<T, K> {
+  const guarded = {} as Pick<T, K>
+  for (const method of methods) {
+    const call = (storage[method] as (...args: unknown[]) => Promise<unknown>).bind(storage)
+    guarded[method] = (async (...args: unknown[]) => {
+      try {
+        return await call(...args)
+      } catch (err) {
+        throw new codes.ORDER_STORAGE_UNAVAILABLE({ cause: err })
+      }
+    }) as T[K]
+  }
+  return guarded
+}
