@@ -21,12 +21,13 @@ t.before(async () => {
   if (!existsSync(join(root, 'dist', 'index.js'))) await run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root })
 })
 
-t.test('the tarball holds the compiled library, its declarations and maps, the sources they map to, README and LICENSE', async t => {
+t.test('the tarball holds the compiled library, its declarations and maps, the sources they map to, README, the guides and LICENSE', async t => {
   const { stdout } = await run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root })
   const [pack] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>
   const files = pack!.files.map(file => file.path).sort()
 
-  const expected = ['LICENSE', 'README.md', 'package.json']
+  // The guides the README links, so its links work in the installed package too.
+  const expected = ['LICENSE', 'README.md', 'package.json', ...readdirSync('docs').map(name => `docs/${name}`)]
   for (const source of sourcesIn('lib')) {
     const compiled = `dist/${relative('lib', source).replaceAll('\\', '/').replace(/\.ts$/, '')}`
     // Declaration maps and source maps point at lib/, so "go to definition" lands in the TypeScript source.

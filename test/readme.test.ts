@@ -1,10 +1,11 @@
-// The README cannot rot: its TypeScript runs, its curl calls replay against the example server, its tables match the code.
+// The README and the guides it links cannot rot: their TypeScript runs, their curl calls replay against the
+// example server, their links lead somewhere, the README's tables match the code.
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { exampleMemoryStorage } from './helper.js'
 import { buildServer } from '../examples/server.js'
 import { codes, defaultWorkflow } from '../lib/index.js'
@@ -13,12 +14,16 @@ import { codes, defaultWorkflow } from '../lib/index.js'
 t.setTimeout(120_000)
 
 const root = fileURLToPath(new URL('..', import.meta.url))
-const readme = readFileSync(join(root, 'README.md'), 'utf8')
-const blocks = [...readme.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map(([, lang, code]) => ({ lang: lang!, code: code! }))
+/** The README, the contributors' guide and every guide in docs/, by path from the root. */
+const documents = new Map(['README.md', 'CONTRIBUTING.md', ...readdirSync(join(root, 'docs')).filter(name => name.endsWith('.md')).map(name => `docs/${name}`)]
+  .map(path => [path, readFileSync(join(root, path), 'utf8')]))
+const readme = documents.get('README.md')!
+const blocksOf = (text: string) => [...text.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map(([, lang, code]) => ({ lang: lang!, code: code! }))
+const blocks = [...documents.values()].flatMap(blocksOf)
 
-t.test('every TypeScript snippet of the README type-checks and runs', async t => {
+t.test('every TypeScript snippet of the README and the guides type-checks and runs', async t => {
   const snippets = blocks.filter(block => block.lang === 'ts').map(block => block.code)
-  t.ok(snippets.length >= 5, 'the README shows how to use the plugin in TypeScript')
+  t.ok(blocksOf(readme).filter(block => block.lang === 'ts').length >= 5, 'the README shows how to use the plugin in TypeScript')
 
   // Inside the repository, so the snippets find its node_modules; 'fastify-order' is the local source.
   const folder = mkdtempSync(join(root, 'test', '.readme-'))
@@ -80,7 +85,8 @@ function align (shown: unknown, real: unknown, seen: Map<string, string>): unkno
   return aligned
 }
 
-t.test('every curl call of the README answers what the README shows', async t => {
+/** Replays the curl calls of one document, in order, against a fresh example server; returns how many. */
+async function replayCurls (t: Test, blocks: Array<{ lang: string, code: string }>): Promise<number> {
   const app = await buildServer({ logger: false }, exampleMemoryStorage())
   t.teardown(() => app.close())
   const seen = new Map<string, string>()
@@ -108,7 +114,24 @@ t.test('every curl call of the README answers what the README shows', async t =>
     t.same(real, align(JSON.parse(replace(answer.code)), real, seen), `${url.pathname} ${payload}`)
     calls++
   }
-  t.ok(calls >= 8, 'the README shows each route with curl')
+  return calls
+}
+
+t.test('every curl call of the README and the guides answers what they show', async t => {
+  t.equal(await replayCurls(t, blocksOf(readme)), 3, 'the README shows each route once')
+  t.ok(await replayCurls(t, blocksOf(documents.get('docs/http.md')!)) >= 8, 'the HTTP guide walks through every case')
+})
+
+t.test('every link between the README and the guides leads to a file, and the README links every guide', async t => {
+  for (const [path, text] of documents) {
+    for (const [, target] of text.matchAll(/\]\(([^)#:]+)(?:#[^)]*)?\)/g)) {
+      t.ok(existsSync(join(root, dirname(path), target!)), `${path} → ${target}`)
+    }
+  }
+  for (const path of documents.keys()) {
+    if (path !== 'README.md') t.match(readme, `](${path})`, `the README links ${path}`)
+  }
+  t.ok(readme.split('\n').length < 600, 'the README stays a reference')
 })
 
 t.test('the workflow diagram of the README is the default workflow', async t => {
