@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto'
 import { Writable } from 'node:stream'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import tap, { type Test } from 'tap'
-import { createdEvent, statusChangedEvent } from '../lib/events.js'
+import { orderOf } from '../lib/conformance/fixtures.js'
 import orderPlugin, {
-  memoryStorage, type CreateOrderInput, type IdempotencyClaim, type Order, type OrderEvent, type OrderPluginOptions,
+  memoryStorage, type CreateOrderInput, type Order, type OrderEvent, type OrderPluginOptions,
   type OrderStorage
 } from '../lib/index.js'
 import type { TestDatabase } from './postgres-helper.js'
@@ -63,34 +63,21 @@ export function exampleMemoryStorage () {
   return { storage: memoryStorage(), close: async () => {} }
 }
 
-/** An order as the plugin stores it, for tests that talk to a storage directly. */
+/** An order as the plugin stores it, for tests that talk to a storage directly: the conformance suite's, for customer cus_1. */
 export function storedOrder (overrides: Partial<Order> = {}): Order {
   const createdAt = overrides.createdAt ?? '2026-01-01T10:00:00.000Z'
-  return {
+  return orderOf({
     id: randomUUID(),
     customerId: 'cus_1',
-    status: 'pending',
-    currency: 'EUR',
     items: [{ sku: 'A-1', quantity: 1, unitPrice: 100 }],
     total: 100,
-    metadata: {},
-    version: 1,
     statusHistory: [{ status: 'pending', at: createdAt }],
-    createdAt,
-    updatedAt: createdAt,
     ...overrides
-  }
+  })
 }
 
-/** Stores `order` with its `created` event, as the plugin would: for tests that talk to a storage directly. */
-export function storeOrder (storage: OrderStorage, order: Order, claim?: IdempotencyClaim) {
-  return storage.create(order, createdEvent(order), claim)
-}
-
-/** Replaces `order` with its `statusChanged` event (from the status before its last history entry). */
-export function replaceOrder (storage: OrderStorage, order: Order, expectedVersion: number) {
-  return storage.replace(order, expectedVersion, statusChangedEvent(order, order.statusHistory.at(-2)?.status ?? order.status))
-}
+// Stores an order with its created event, or replaces it with its statusChanged event, as the plugin would.
+export { replaceOrder, storeOrder } from '../lib/conformance/fixtures.js'
 
 /**
  * Reads app.orders' event feed after `after` until it has listed `count` events. A feed may list a

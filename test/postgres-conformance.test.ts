@@ -1,6 +1,6 @@
 // postgresStorage passes the storage conformance suite, on PGlite and on the server of DATABASE_URL.
 import t from 'tap'
-import { conformanceCases } from '../lib/conformance.js'
+import { conformanceCases } from '../lib/conformance/index.js'
 import type { PostgresClient } from '../lib/storage/postgres/index.js'
 import { testDatabase } from './postgres-helper.js'
 

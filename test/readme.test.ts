@@ -35,7 +35,7 @@ t.test('every TypeScript snippet of the README and the guides type-checks and ru
     const name = `snippet-${index + 1}.ts`
     const local = code
       .replaceAll("from 'fastify-order'", "from '../../lib/index.js'")
-      .replaceAll("from 'fastify-order/conformance'", "from '../../lib/conformance.js'")
+      .replaceAll("from 'fastify-order/conformance'", "from '../../lib/conformance/index.js'")
       .replaceAll("from 'fastify-order/postgres'", "from '../../lib/storage/postgres/index.js'")
       .replaceAll("declare module 'fastify-order'", "declare module '../../lib/index.js'")
     writeFileSync(join(folder, name), local)
