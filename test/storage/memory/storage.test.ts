@@ -1,0 +1,50 @@
+import t from 'tap'
+import { createdEvent } from '../../../lib/events.js'
+import { memoryStorage } from '../../../lib/index.js'
+import { buildApp, createOrder, storedOrder, storeOrder } from '../../helper.js'
+
+t.test('memoryStorage refuses a second order with an id it already holds', async t => {
+  const storage = memoryStorage()
+  const app = await buildApp(t, { storage })
+  const order = await createOrder(app)
+  await t.rejects(storeOrder(storage, { ...order, customerId: 'someone_else' }), /already stored/)
+  t.equal((await storage.get(order.id))!.customerId, order.customerId, 'the first order is untouched')
+  t.equal((await storage.list({ order: 'desc', limit: 10 })).length, 1)
+})
+
+t.test('memoryStorage lists the feed exactly as before once thousands of purged events are compacted away', async t => {
+  const storage = memoryStorage()
+  const events = []
+  for (let i = 0; i < 3000; i++) {
+    const order = storedOrder({ createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() })
+    const event = createdEvent(order)
+    await storage.create(order, event)
+    events.push(event)
+  }
+  let purged = 0
+  for (let batch = 0; batch < 10; batch++) purged += await storage.purgeEvents(events[2000]!.at, 200)
+  t.equal(purged, 2000, 'every event before the cutoff, a batch at a time')
+  t.equal(await storage.listEvents({ after: events[1999]!.id, limit: 1 }), undefined, 'a purged id names no event')
+  t.same(await storage.listEvents({ limit: 2 }), events.slice(2000, 2002), 'the feed starts at the oldest kept')
+  t.same(await storage.listEvents({ after: events[2500]!.id, limit: 3 }), events.slice(2501, 2504), 'positions still match after compaction')
+  t.same((await storage.lease({ name: 'late', holder: 'h', ttl: 1000, from: 'start' })).held, true)
+  t.same(await storage.readSubscription('late', 2), events.slice(2000, 2002), 'a new subscription from start reads from the oldest kept')
+})
+
+t.test('memoryStorage purges expired idempotency keys a batch at a time, however many were made', async t => {
+  const storage = memoryStorage()
+  const claim = (key: string, expiresAt: string) => ({ key, fingerprint: key, expiresAt })
+  // More keys than the queue's compaction threshold, so the compaction runs too.
+  for (let i = 0; i < 1100; i++) await storeOrder(storage, storedOrder(), claim(`k${i}`, '2026-01-02T00:00:00.000Z'))
+  // k0 expired and was taken over: its new claim is queued again and outlives the purge.
+  const takenOver = storedOrder({ createdAt: '2026-01-03T00:00:00.000Z' })
+  await storeOrder(storage, takenOver, claim('k0', '2026-01-09T00:00:00.000Z'))
+  await storeOrder(storage, storedOrder({ createdAt: '2026-01-03T00:00:00.000Z' }), claim('live', '2026-01-09T00:00:00.000Z'))
+  const now = '2026-01-05T00:00:00.000Z'
+  t.equal(await storage.purgeIdempotencyKeys(now, 1000), 1000, 'a batch is at most the limit')
+  t.equal(await storage.purgeIdempotencyKeys(now, 1000), 99, 'the rest of the expired keys (k0\'s first claim was replaced, not purged)')
+  t.equal(await storage.purgeIdempotencyKeys(now, 1000), 0, 'live keys stay')
+  const replay = await storeOrder(storage, storedOrder({ createdAt: now }), claim('k0', '2026-01-10T00:00:00.000Z'))
+  t.match(replay, { created: false, order: takenOver }, 'the taken-over key still answers with its order')
+  t.match(await storeOrder(storage, storedOrder({ createdAt: now }), claim('k5', '2026-01-10T00:00:00.000Z')), { created: true }, 'a purged key is free')
+})

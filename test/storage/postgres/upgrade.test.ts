@@ -1,0 +1,238 @@
+// A database made by release 0.1 upgrades in place: every order, key, event and checkpoint intact, on PGlite and on the server.
+import { readFileSync } from 'node:fs'
+import { PGlite } from '@electric-sql/pglite'
+import Fastify from 'fastify'
+import t, { type Test } from 'tap'
+import orderPlugin, { type OrderEvent } from '../../../lib/index.js'
+import {
+  POSTGRES_SCHEMA_VERSION, postgresSchemaSql, postgresStorage, upgradePostgresSchema, type PostgresClient
+} from '../../../lib/storage/postgres/index.js'
+import { eventually, orderBody } from '../../helper.js'
+import { dropTables, testDatabase } from '../../postgres-helper.js'
+
+const db = await testDatabase(t)
+const fixtures = new URL('../../fixtures/release-0.1/', import.meta.url)
+const quick = { pollInterval: 20, leaseTtl: 200 }
+
+/**
+ * Release 0.1's tables under the name `table`, loaded from the pg_dump the fixture holds. Its events
+ * were written by a server at transaction ids near 1 000 000: on PGlite, and on a younger server,
+ * loading it is also a restore into a cluster whose transaction ids start lower.
+ */
+async function loadRelease01 (client: PostgresClient & { exec?: (sql: string) => Promise<unknown> }, table: string): Promise<void> {
+  const dump = readFileSync(new URL('postgres.sql', fixtures), 'utf8').replaceAll('fastify_orders', table)
+  // The dump empties search_path for its session; the storage resolves names through the usual one.
+  if (client.exec !== undefined) await client.exec(`${dump}\nRESET ALL;`)
+  else await client.query(`${dump}\nRESET ALL;`, undefined as never)
+}
+
+/** What release 0.1 stored, read with plain SQL before the upgrade. */
+async function snapshotOf (client: PostgresClient, table: string) {
+  const rows = async (text: string) => (await client.query(text, [])).rows
+  return {
+    orders: (await rows(`SELECT document::text FROM "${table}" ORDER BY created_at, id`)).map(row => JSON.parse(row.document)),
+    keys: await rows(`SELECT key, fingerprint::text, order_id, expires_at FROM "${table}_idempotency_keys" ORDER BY key`),
+    events: (await rows(`SELECT payload::text FROM "${table}_events" ORDER BY tx, seq`)).map(row => JSON.parse(row.payload) as OrderEvent),
+    checkpoints: await rows(`SELECT name, last_event_id::text FROM "${table}_subscriptions" ORDER BY name`)
+  }
+}
+
+/** Every event the feed lists from the start. */
+async function wholeFeed (app: { orders: { listEvents: (query: { after?: string, limit?: number }) => Promise<{ items: OrderEvent[] }> } }) {
+  const events: OrderEvent[] = []
+  for (;;) {
+    const { items } = await app.orders.listEvents({ after: events.at(-1)?.id, limit: 1000 })
+    if (items.length === 0) return events
+    events.push(...items)
+  }
+}
+
+/** Upgrades a release 0.1 database through the plugin, then checks that nothing was lost or reordered. */
+async function assertUpgrades (t: Test, client: PostgresClient, table: string, second?: PostgresClient) {
+  const before = await snapshotOf(client, table)
+  t.equal(before.orders.length, 45)
+  t.equal(before.events.length, 58)
+  const erp = before.checkpoints.find(row => row.name === 'erp')!.last_event_id
+  const owed = before.events.slice(before.events.findIndex(event => event.id === erp) + 1)
+  t.equal(owed.length, 5, 'the fixture checkpointed "erp" after event 53')
+
+  // Two instances start at once: one upgrades, the other waits for it and finds the work done.
+  const apps = [client, second ?? client].map(() => Fastify())
+  for (const app of apps) t.teardown(() => app.close())
+  const received = apps.map(() => [] as OrderEvent[])
+  await Promise.all(apps.map(async (app, i) => {
+    await app.register(orderPlugin, { storage: postgresStorage({ client: i === 0 ? client : second ?? client, table }) })
+    await app.ready()
+  }))
+  const [app] = apps as [ReturnType<typeof Fastify>]
+  t.same((await client.query(`SELECT version FROM "${table}_schema"`, [])).rows, [{ version: POSTGRES_SCHEMA_VERSION }])
+
+  const after = await snapshotOf(client, table)
+  t.same(after.orders, before.orders, 'every order, as it was')
+  t.same(after.keys, before.keys, 'every idempotency key')
+  t.same(after.checkpoints, before.checkpoints, 'every checkpoint')
+  apps.forEach((app, i) => app.orders.subscribe('erp', async event => { received[i]!.push(event) }, quick))
+  const page = await app.orders.list({ limit: 100, order: 'asc' })
+  t.same(page.items.map((order: { id: string }) => order.id), before.orders.map(order => order.id), 'listed in creation order')
+  t.same(await wholeFeed(app), before.events, 'the feed lists every event once, in its order')
+
+  // New changes come after every restored event.
+  const created = []
+  for (let i = 0; i < 3; i++) created.push(await app.orders.create(orderBody({ customerId: `cus_new_${i}` })))
+  await app.orders.updateStatus({ id: before.orders[0]!.id, status: 'cancelled' })
+  await eventually('the feed lists the four new events', async () => (await wholeFeed(app)).length === 62)
+  const feed = await wholeFeed(app)
+  t.same(feed.slice(0, 58), before.events, 'restored events first')
+  t.same(feed.slice(58).map(event => [event.type, event.order.id]), [
+    ['created', created[0]!.id], ['created', created[1]!.id], ['created', created[2]!.id], ['statusChanged', before.orders[0]!.id]
+  ], 'then the new ones, in the order they were made')
+  t.same((await app.orders.listEvents({ after: before.events[57]!.id })).items, feed.slice(58), 'a restored event still names its place')
+
+  // The subscription resumes exactly after its checkpoint: what it was owed, then the new events.
+  await eventually('"erp" catches up', () => received.flat().length >= 9)
+  t.same(received.flat().map(event => event.id), [...owed, ...feed.slice(58)].map(event => event.id), 'exactly the owed events, once, in order')
+}
+
+t.test('the example\'s ./data of release 0.1 opens with this release, upgraded in place', async t => {
+  const lite = await PGlite.create({ loadDataDir: new Blob([readFileSync(new URL('pglite-data.tgz', fixtures))]) })
+  t.teardown(() => lite.close())
+  await assertUpgrades(t, lite, 'fastify_orders')
+  t.same((await lite.query('SELECT epoch FROM fastify_orders_schema')).rows, [{ epoch: 1 }], 'the same cluster: no new epoch')
+})
+
+t.test(`a release 0.1 database upgrades in place with two instances starting at once (${db.server ? 'server' : 'PGlite'})`, async t => {
+  const table = db.freshTable()
+  await loadRelease01(db.client, table)
+  await assertUpgrades(t, db.client, table, db.connect())
+})
+
+t.test('a database upgraded by a newer release is refused before anything is written', async t => {
+  const table = db.freshTable()
+  await postgresStorage({ client: db.client, table }).init!()
+  await db.client.query(`UPDATE "${table}_schema" SET version = $1::int`, [POSTGRES_SCHEMA_VERSION + 1])
+  const statements: string[] = []
+  const client: PostgresClient = { query: (text, params) => { statements.push(text); return db.client.query(text, params) } }
+  await t.rejects(postgresStorage({ client, table }).init!(), {
+    code: 'ORDER_SCHEMA_NEWER',
+    message: new RegExp(`version ${POSTGRES_SCHEMA_VERSION + 1}, newer than version ${POSTGRES_SCHEMA_VERSION}`)
+  })
+  t.ok(statements.every(text => /^\s*SELECT/.test(text)), 'it only read', { statements })
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await t.rejects(async () => { await app.register(orderPlugin, { storage: postgresStorage({ client: db.client, table }) }) }, { code: 'ORDER_SCHEMA_NEWER' }, 'register fails')
+  await t.rejects(upgradePostgresSchema({ client: db.client, table }), { code: 'ORDER_SCHEMA_NEWER' }, 'and so does an upgrade by hand')
+})
+
+t.test('a DBA upgrades with the exported SQL; the app then starts without DDL', async t => {
+  const table = db.freshTable()
+  await loadRelease01(db.client, table)
+  const steps = postgresSchemaSql({ table, from: 1 })
+  t.same(steps.map(step => step.version), [2])
+  t.ok(steps.every(step => step.summary.length > 0))
+  for (const statement of steps.flatMap(step => step.statements)) await db.client.query(statement, [])
+  const statements: string[] = []
+  const client: PostgresClient = { query: (text, params) => { statements.push(text); return db.client.query(text, params) } }
+  await postgresStorage({ client, table }).init!()
+  t.ok(statements.every(text => /^\s*(SELECT|UPDATE)/.test(text)), 'reads, and an UPDATE of the epoch row: no DDL', { statements })
+  t.equal(postgresSchemaSql().length, POSTGRES_SCHEMA_VERSION, 'a new database runs every step')
+  t.match(postgresSchemaSql()[0]!.statements[0], /CREATE TABLE IF NOT EXISTS "fastify_orders"/)
+})
+
+t.test('upgradePostgresSchema brings the tables up to date, as a deploy step would, and is safe to run again', async t => {
+  const table = db.freshTable()
+  await loadRelease01(db.client, table)
+  await upgradePostgresSchema({ client: db.connect(), table })
+  await upgradePostgresSchema({ client: db.client, table })
+  t.same((await db.client.query(`SELECT version FROM "${table}_schema"`, [])).rows, [{ version: POSTGRES_SCHEMA_VERSION }])
+  t.equal((await snapshotOf(db.client, table)).events.length, 58)
+  t.throws(() => postgresSchemaSql({ table: 'no such table' }), { code: 'ORDER_INVALID_OPTIONS' })
+})
+
+t.test('a storage whose names another storage or table holds fails at init, naming the clash', async t => {
+  const table = db.freshTable()
+  await postgresStorage({ client: db.client, table }).init!()
+  // "<table>_customer" would share the index name "<table>_customer_created_idx".
+  const customer = `${table}_customer`
+  t.teardown(() => dropTables(db.client, customer))
+  await t.rejects(postgresStorage({ client: db.client, table: customer }).init!(), {
+    code: 'ORDER_INVALID_OPTIONS', message: new RegExp(`"${customer}_created_idx" already exists`)
+  })
+  // "<table>_events" is the first storage's event table.
+  await t.rejects(postgresStorage({ client: db.client, table: `${table}_events` }).init!(), {
+    code: 'ORDER_INVALID_OPTIONS', message: new RegExp(`a table "${table}_events" exists but is not the orders table of a storage`)
+  })
+  // Made by a release that skipped a taken name: the second storage finds its index on another table.
+  const other = db.freshTable()
+  const shadow = `${other}_customer`
+  t.teardown(() => dropTables(db.client, shadow))
+  await postgresStorage({ client: db.client, table: other }).init!()
+  await db.client.query(`DROP INDEX "${other}_customer_created_idx", "${other}_customer_status_created_idx"`, [])
+  await postgresStorage({ client: db.client, table: shadow }).init!()
+  await t.rejects(postgresStorage({ client: db.client, table: other }).init!(), {
+    code: 'ORDER_INVALID_OPTIONS', message: new RegExp(`"${other}_customer_created_idx" is an index on "${shadow}"`)
+  })
+  // A table replaced by something else is named too.
+  const viewed = db.freshTable()
+  await postgresStorage({ client: db.client, table: viewed }).init!()
+  await db.client.query(`DROP TABLE "${viewed}_subscriptions"`, [])
+  await db.client.query(`CREATE VIEW "${viewed}_subscriptions" AS SELECT 1 AS name`, [])
+  t.teardown(() => db.client.query(`DROP VIEW "${viewed}_subscriptions"`, []))
+  await t.rejects(postgresStorage({ client: db.client, table: viewed }).init!(), {
+    code: 'ORDER_INVALID_OPTIONS', message: new RegExp(`"${viewed}_subscriptions" is a relation of kind "v", where the storage needs a table`)
+  })
+  // An index dropped by hand is named too.
+  await db.client.query(`DROP INDEX "${table}_status_created_idx"`, [])
+  await t.rejects(postgresStorage({ client: db.client, table }).init!(), {
+    code: 'ORDER_INVALID_OPTIONS', message: new RegExp(`"${table}_status_created_idx" is missing`)
+  })
+  t.equal((await db.client.query(`SELECT to_regclass('"${table}_events_events"') AS events`, [])).rows[0].events, null, 'and nothing was created')
+})
+
+t.test('with a pg.Pool, the upgrade runs on one connection of its own and gives it back', async t => {
+  const table = db.freshTable()
+  await loadRelease01(db.client, table)
+  const sessions: string[] = []
+  const pool = {
+    totalCount: 0,
+    query: db.client.query.bind(db.client),
+    connect: async () => {
+      sessions.push('taken')
+      return { query: db.client.query.bind(db.client), release: () => { sessions.push('released') } }
+    }
+  }
+  await postgresStorage({ client: pool, table }).init!()
+  t.same(sessions, ['taken', 'released'])
+  t.same((await db.client.query(`SELECT version FROM "${table}_schema"`, [])).rows, [{ version: POSTGRES_SCHEMA_VERSION }])
+})
+
+t.test('an instance that finds the upgrade lock taken waits, then finds the work done', async t => {
+  const table = db.freshTable()
+  await loadRelease01(db.client, table)
+  let refusals = 0
+  // Another instance holds the lock: this one's try-lock fails until that one has upgraded.
+  const waiting: PostgresClient = {
+    query: async (text, params) => {
+      if (text.includes('pg_try_advisory_lock')) {
+        refusals++
+        if (refusals === 1) await upgradePostgresSchema({ client: db.client, table })
+        return { rows: [{ locked: false }] }
+      }
+      return db.client.query(text, params)
+    }
+  }
+  await upgradePostgresSchema({ client: waiting, table })
+  t.equal(refusals, 1, 'it tried once, waited, and found the layout current')
+  t.same((await db.client.query(`SELECT version FROM "${table}_schema"`, [])).rows, [{ version: POSTGRES_SCHEMA_VERSION }])
+})
+
+t.test('an upgrade cut short part way through a step resumes where it stopped', async t => {
+  const table = db.freshTable()
+  await loadRelease01(db.client, table)
+  const [step] = postgresSchemaSql({ table, from: 1 })
+  // The crash came after the version table was made, before its row.
+  await db.client.query(step!.statements[0]!, [])
+  const before = await snapshotOf(db.client, table)
+  await postgresStorage({ client: db.client, table }).init!()
+  t.same((await db.client.query(`SELECT version, epoch FROM "${table}_schema"`, [])).rows.map(row => row.version), [POSTGRES_SCHEMA_VERSION])
+  t.same(await snapshotOf(db.client, table), before, 'nothing lost')
+})
