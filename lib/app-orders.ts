@@ -4,7 +4,7 @@ import type { EventPage } from './events.js'
 import type { Freezer } from './freeze.js'
 import type { Listeners, OrderEvents } from './listeners.js'
 import type { CreateOrderInput, ListEventsQuery, ListOrdersQuery, Order, OrderPage, OrderSchemas, UpdateOrderStatusInput } from './schemas.js'
-import type { OrderScope } from './scope.js'
+import { checkScope, type OrderScope } from './scope.js'
 import type { OrderEventHandler, SubscribeOptions, Subscriptions, SubscriptionStatus } from './subscriptions.js'
 import { assertValid, type Validate } from './validation.js'
 
@@ -62,17 +62,17 @@ export function appOrders (config: AppOrdersConfig): OrderService {
       // A copy, so the stored order shares nothing the caller may change or see frozen later.
       // Spread defines own properties, so a "__proto__" metadata key stays data.
       const own = fields.own({ ...input, items: input.items.map(item => ({ ...item })), metadata: { ...input.metadata } })
-      return freeze.order((await operations.createOrder(own, options?.scope, options?.idempotencyKey)).order)
+      return freeze.order((await operations.createOrder(own, checkScope(options?.scope, 'the scope option of app.orders.create'), options?.idempotencyKey)).order)
     },
     async list (query = {}, options) {
       assertValid<ListOrdersQuery>(validateList, query)
-      const page = await operations.listOrders(query, options?.scope)
+      const page = await operations.listOrders(query, checkScope(options?.scope, 'the scope option of app.orders.list'))
       page.items.forEach(freeze.order)
       return page
     },
     async updateStatus (input, options) {
       assertValid<UpdateOrderStatusInput>(validateUpdate, input)
-      return freeze.order(await operations.updateOrderStatus(fields.own({ ...input }), options?.scope))
+      return freeze.order(await operations.updateOrderStatus(fields.own({ ...input }), checkScope(options?.scope, 'the scope option of app.orders.updateStatus')))
     },
     on (event, listener) {
       listeners.on(event, listener)

@@ -18,6 +18,8 @@ export const codes = {
   /** listEvents' `after` names no event in the feed: unknown, or purged after `eventRetention`. */
   ORDER_EVENT_NOT_FOUND: createError('ORDER_EVENT_NOT_FOUND', 'No event "%s" in the feed: unknown, or older than eventRetention', 404),
   ORDER_INVALID_SUBSCRIPTION: createError('ORDER_INVALID_SUBSCRIPTION', 'fastify-order: %s', 500, TypeError),
+  /** `authorize` (or an app.orders `scope` option) gave something that is not a scope: a host error, which reads and writes nothing. */
+  ORDER_INVALID_SCOPE: createError('ORDER_INVALID_SCOPE', 'fastify-order: %s gave %s; give false, true, nothing, or a scope { customerId } whose customerId is absent or a string of 1 to 128 characters', 500),
   /** The database was upgraded by a newer release; this one refuses to write to it. */
   ORDER_SCHEMA_NEWER: createError('ORDER_SCHEMA_NEWER', 'fastify-order: the PostgreSQL tables have layout version %s, newer than version %s that this release knows; run a release of fastify-order that knows it', 500),
   /** The same code and shape as Fastify's own schema errors, for `app.orders` callers. */

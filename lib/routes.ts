@@ -1,6 +1,6 @@
 // The three POST routes: request → authorize → order module → reply, nothing else.
 import type {
-  FastifyInstance, FastifyRequest, FastifySchemaCompiler, onRequestHookHandler, preHandlerHookHandler
+  FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler, onRequestHookHandler, preHandlerHookHandler
 } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { errorCodes } from 'fastify'
@@ -8,7 +8,7 @@ import { codes } from './errors.js'
 import { openApiSchemaOf } from './openapi.js'
 import type { OrderSchemas } from './schemas.js'
 import type { OrderModule } from './module.js'
-import type { OrderScope } from './scope.js'
+import { checkScope, type OrderScope } from './scope.js'
 
 export type OrderOperation = 'getOrderList' | 'createOrder' | 'updateOrderStatus'
 
@@ -35,51 +35,16 @@ export interface OrderRoutesOptions {
 
 const accept = () => true
 
-export async function orderRoutes (fastify: FastifyInstance, options: OrderRoutesOptions): Promise<void> {
-  const { module, schemas, bodyLimit, authorize, hooks } = options
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+// What OpenAPI shows of the three routes: summary, description, body and every response with its codes.
+/** The request bodies as documented: the forms OpenAPI 3.0 and 3.1 both accept. */
+interface DocumentedBodies {
+  list: object
+  create: object
+  update: object
+}
 
-  app.addSchema(schemas.Order)
-  app.addSchema(schemas.OrderError)
-
-  /**
-   * A route's body: `documented` is the form OpenAPI 3.0 and 3.1 both accept, made from the schema once
-   * so the two cannot drift; `validatorCompiler` checks requests against the schema itself, with our own
-   * strict validator whatever ajv options the host gave Fastify. The Idempotency-Key header schema is
-   * there for OpenAPI; the rules check the header, so it answers with its own code.
-   */
-  function bodyOf (schema: object): { documented: object, validatorCompiler: FastifySchemaCompiler<unknown> } {
-    const validate = module.validatorOf(schema)
-    return {
-      documented: openApiSchemaOf(schema),
-      validatorCompiler: ({ httpPart }) => httpPart === 'body' ? validate : accept
-    }
-  }
-
-  // The routes read JSON only. An empty body is a missing body whatever its Content-Type
-  // (getOrderList reads it as {}); any other body that is not JSON is 415.
-  const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '') done(null, undefined)
-    else parseJson(request, body as string, done)
-  })
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
-    if (body.length === 0) done(null, undefined)
-    else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type'] ?? '(no Content-Type)'))
-  })
-
-  async function scopeOf (request: FastifyRequest, operation: OrderOperation): Promise<OrderScope | undefined> {
-    const decision = await authorize!(request, operation)
-    if (decision === false) throw new codes.ORDER_FORBIDDEN(operation)
-    if (decision === true || decision === undefined || decision === null) return undefined
-    if (typeof decision !== 'object') {
-      throw new TypeError(`fastify-order: authorize returned ${typeof decision}; return false, true, nothing or a scope { customerId }`)
-    }
-    return decision
-  }
-
-  // Each status documents its codes in OpenAPI; the shared schemas appear there once, as components.
+/** The `schema` option of each route. The shared schemas appear in OpenAPI once, as components. */
+function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies) {
   const error = (description: string) => ({ $ref: 'OrderError#', description })
   const order = (description: string) => ({ $ref: 'Order#', description })
   const invalid = 'FST_ERR_VALIDATION: the body does not match the schema'
@@ -87,10 +52,6 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
   const tooLarge = error('FST_ERR_CTP_BODY_TOO_LARGE: the body is above `bodyLimit`')
   const notJson = error('FST_ERR_CTP_INVALID_MEDIA_TYPE: a body that is not application/json')
   const unavailable = error('ORDER_STORAGE_UNAVAILABLE: the storage failed; retry later')
-  const common = { bodyLimit, onRequest: hooks?.onRequest, preHandler: hooks?.preHandler }
-  const listBody = bodyOf(schemas.ListOrdersBody)
-  const createBody = bodyOf(schemas.CreateOrderBody)
-  const updateBody = bodyOf(schemas.UpdateOrderStatusBody)
   const tags = ['orders']
 
   const getOrderList = {
@@ -98,7 +59,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     tags,
     summary: 'List orders',
     description: 'A keyset page of orders, newest first unless `order` is "asc". Follow `nextCursor` with the same filter and order for the next page.',
-    body: listBody.documented as typeof schemas.ListOrdersBody,
+    body: bodies.list as typeof schemas.ListOrdersBody,
     response: {
       200: { ...schemas.OrderPage, description: 'A page of orders and the cursor of the next one' },
       400: error(`${invalid}; ORDER_INVALID_CURSOR: the cursor is malformed or was issued for another filter or order`),
@@ -108,20 +69,6 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
       503: unavailable
     }
   }
-  app.post('/order/getOrderList', {
-    ...common,
-    schema: getOrderList,
-    validatorCompiler: listBody.validatorCompiler,
-    // No body (or an empty one) reads the first page; a JSON null is a body, and not an object.
-    // A callback hook: an async one costs a promise per request.
-    preValidation: (request, _reply, done) => {
-      if (request.body === undefined) request.body = {}
-      done()
-    }
-  }, async (request) => {
-    const scope = authorize === undefined ? undefined : await scopeOf(request, 'getOrderList')
-    return module.listOrders(request.body, scope)
-  })
 
   const createOrder = {
     operationId: 'createOrder',
@@ -129,7 +76,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     summary: 'Create an order',
     description: 'Creates an order in the workflow\'s initial status; the server computes id, total, version and timestamps. Send an `Idempotency-Key` header to make retries safe.',
     headers: schemas.IdempotencyHeaders,
-    body: createBody.documented as typeof schemas.CreateOrderBody,
+    body: bodies.create as typeof schemas.CreateOrderBody,
     response: {
       201: order('The new order, or the first one created with this Idempotency-Key (header idempotent-replayed: true)'),
       400: error(`${invalid}; ORDER_TOTAL_TOO_LARGE: the total is above Number.MAX_SAFE_INTEGER; ORDER_INVALID_IDEMPOTENCY_KEY: the header is not 1 to 255 visible ASCII characters`),
@@ -141,19 +88,13 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
       503: unavailable
     }
   }
-  app.post('/order/createOrder', { ...common, schema: createOrder, validatorCompiler: createBody.validatorCompiler }, async (request, reply) => {
-    const scope = authorize === undefined ? undefined : await scopeOf(request, 'createOrder')
-    const result = await module.createOrder(request.body, scope, request.headers['idempotency-key'])
-    if (result.replayed) reply.header('idempotent-replayed', 'true')
-    return reply.code(201).send(result.order)
-  })
 
   const updateOrderStatus = {
     operationId: 'updateOrderStatus',
     tags,
     summary: 'Move an order to another status',
     description: 'Applies one workflow move. Moving to the current status is a no-op; `expectedVersion` makes the move conditional.',
-    body: updateBody.documented as typeof schemas.UpdateOrderStatusBody,
+    body: bodies.update as typeof schemas.UpdateOrderStatusBody,
     response: {
       200: order('The order after the move, or as it was when it already had this status'),
       400: error(`${invalid} (including a status the workflow does not have)`),
@@ -165,8 +106,100 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
       503: unavailable
     }
   }
-  app.post('/order/updateOrderStatus', { ...common, schema: updateOrderStatus, validatorCompiler: updateBody.validatorCompiler }, async (request) => {
-    const scope = authorize === undefined ? undefined : await scopeOf(request, 'updateOrderStatus')
-    return module.updateOrderStatus(request.body, scope)
+
+  return { getOrderList, createOrder, updateOrderStatus }
+}
+
+/**
+ * The routes read JSON only. An empty body is a missing body whatever its Content-Type
+ * (getOrderList reads it as {}); any other body that is not JSON is 415.
+ */
+function readJsonOnly (app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined)
+    else parseJson(request, body as string, done)
+  })
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    if (body.length === 0) done(null, undefined)
+    else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type'] ?? '(no Content-Type)'))
+  })
+}
+
+export async function orderRoutes (fastify: FastifyInstance, options: OrderRoutesOptions): Promise<void> {
+  const { module, schemas, bodyLimit, authorize, hooks } = options
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+
+  app.addSchema(schemas.Order)
+  app.addSchema(schemas.OrderError)
+  readJsonOnly(app)
+
+  /**
+   * A route's body validator: the schema itself, checked by our own strict validator whatever ajv
+   * options the host gave Fastify. OpenAPI shows a form made from the same schema, so the two cannot
+   * drift. The Idempotency-Key header schema is there for OpenAPI; the rules check the header, so it
+   * answers with its own code.
+   */
+  function validatorOf (schema: object): FastifySchemaCompiler<unknown> {
+    const validate = module.validatorOf(schema)
+    return ({ httpPart }) => httpPart === 'body' ? validate : accept
+  }
+
+  // An authorize that gives something not a scope is the host's error: the request reads and writes
+  // nothing and answers 500 ORDER_INVALID_SCOPE, sent here so that it is logged once per operation
+  // rather than once per request (as an error thrown to Fastify would be).
+  const refused = Symbol('refused')
+  const misconfigured = new Set<OrderOperation>()
+  async function scopeOf (request: FastifyRequest, reply: FastifyReply, operation: OrderOperation): Promise<OrderScope | undefined | typeof refused> {
+    if (authorize === undefined) return undefined
+    const decision = await authorize(request, operation)
+    if (decision === false) throw new codes.ORDER_FORBIDDEN(operation)
+    try {
+      return checkScope(decision, `authorize for ${operation}`)
+    } catch (err) {
+      const { code, message, statusCode } = err as InstanceType<typeof codes.ORDER_INVALID_SCOPE>
+      if (!misconfigured.has(operation)) {
+        misconfigured.add(operation)
+        request.log.error({ err }, 'every such request answers 500 until authorize is fixed')
+      }
+      await reply.code(statusCode!).send({ statusCode, code, error: 'Internal Server Error', message })
+      return refused
+    }
+  }
+
+  const route = routeSchemasOf(schemas, {
+    list: openApiSchemaOf(schemas.ListOrdersBody),
+    create: openApiSchemaOf(schemas.CreateOrderBody),
+    update: openApiSchemaOf(schemas.UpdateOrderStatusBody)
+  })
+  const common = { bodyLimit, onRequest: hooks?.onRequest, preHandler: hooks?.preHandler }
+
+  app.post('/order/getOrderList', {
+    ...common,
+    schema: route.getOrderList,
+    validatorCompiler: validatorOf(schemas.ListOrdersBody),
+    // No body (or an empty one) reads the first page; a JSON null is a body, and not an object.
+    // A callback hook: an async one costs a promise per request.
+    preValidation: (request, _reply, done) => {
+      if (request.body === undefined) request.body = {}
+      done()
+    }
+  }, async (request, reply) => {
+    const scope = await scopeOf(request, reply, 'getOrderList')
+    return scope === refused ? reply : module.listOrders(request.body, scope)
+  })
+
+  app.post('/order/createOrder', { ...common, schema: route.createOrder, validatorCompiler: validatorOf(schemas.CreateOrderBody) }, async (request, reply) => {
+    const scope = await scopeOf(request, reply, 'createOrder')
+    if (scope === refused) return reply
+    const result = await module.createOrder(request.body, scope, request.headers['idempotency-key'])
+    if (result.replayed) reply.header('idempotent-replayed', 'true')
+    return reply.code(201).send(result.order)
+  })
+
+  app.post('/order/updateOrderStatus', { ...common, schema: route.updateOrderStatus, validatorCompiler: validatorOf(schemas.UpdateOrderStatusBody) }, async (request, reply) => {
+    const scope = await scopeOf(request, reply, 'updateOrderStatus')
+    return scope === refused ? reply : module.updateOrderStatus(request.body, scope)
   })
 }

@@ -104,6 +104,19 @@ export const orderCases: readonly ConformanceCase[] = Object.freeze([
   },
   {
     capability: 'orders',
+    name: 'an id that is not a string is never coerced into one',
+    async run (storage) {
+      // Customer "1234" and its JSON-escaped twin "23": a number must find neither.
+      const orders = [orderOf({ customerId: '1234' }), orderOf({ customerId: '23' }), orderOf({ id: '1234' })]
+      await createAll(storage, orders)
+      for (const query of [{ customerId: 1234 }, { ids: [1234] }, { customerId: 1234, statuses: ['pending'] }]) {
+        const found = await storage.list({ ...query as object, order: 'asc', limit: 10 }).catch(() => [])
+        assert.deepEqual(found, [], `list(${show(query)}) must refuse a number or find nothing`)
+      }
+    }
+  },
+  {
+    capability: 'orders',
     name: 'purgeIdempotencyKeys deletes expired keys a bounded batch at a time, and no live one',
     async run (storage) {
       const orders = [orderOf(), orderOf(), orderOf()]

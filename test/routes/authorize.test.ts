@@ -3,7 +3,7 @@ import createError from '@fastify/error'
 import Fastify, { type FastifyRequest, type onRequestHookHandler, type preHandlerHookHandler } from 'fastify'
 import t from 'tap'
 import { orderPlugin, type Authorize, type OrderOperation } from '../../lib/index.js'
-import { buildApp, createOrder, orderBody, post } from '../helper.js'
+import { buildApp, createOrder, logLines, orderBody, post } from '../helper.js'
 
 const operations: OrderOperation[] = ['getOrderList', 'createOrder', 'updateOrderStatus']
 
@@ -172,13 +172,59 @@ t.test('an error thrown by authorize reaches the client unchanged', async t => {
   }
 })
 
-t.test('authorize returning something other than a boolean, nothing or a scope is a server error', async t => {
-  for (const decision of ['yes', 1]) {
-    const app = await buildApp(t, { authorize: () => decision as never })
-    const { status } = await post(app, 'createOrder', orderBody())
-    t.equal(status, 500, `${typeof decision}: the host's bug is not read as a grant`)
-    t.same((await app.orders.list()).items, [], 'and nothing is stored')
+// Scopes a host may give by mistake: each must fail closed, never read as "everything" nor coerced.
+const badScopes: Array<[string, unknown]> = [
+  ['a customerId of null (a user without a customer)', { customerId: null }],
+  ['a numeric customerId', { customerId: 1234 }],
+  ['an empty customerId', { customerId: '' }],
+  ['a customerId of 129 characters', { customerId: 'c'.repeat(129) }],
+  ['null', null],
+  ['a string', 'yes'],
+  ['a number', 1],
+  ['an array', [{ customerId: 'cus_1' }]]
+]
+
+t.test('authorize giving something that is not a scope fails closed: 500 ORDER_INVALID_SCOPE, nothing read or written', async t => {
+  for (const [what, decision] of badScopes) {
+    const { lines, stream } = logLines()
+    const app = await buildApp(t, { authorize: () => decision as never }, { logger: { stream } })
+    // Orders of two customers, the numeric one's twin "1234" and "23" included, stored without the routes.
+    const stored = [await app.orders.create(orderBody({ customerId: 'cus_1' })), await app.orders.create(orderBody({ customerId: '1234' })),
+      await app.orders.create(orderBody({ customerId: '23' }))]
+    const bodies = { getOrderList: {}, createOrder: orderBody({ customerId: 'cus_1' }), updateOrderStatus: { id: stored[0]!.id, status: 'paid' } }
+    for (const operation of operations) {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const { status, body } = await post(app, operation, bodies[operation])
+        t.equal(status, 500, `${what}: ${operation}`)
+        t.equal(body.code, 'ORDER_INVALID_SCOPE', `${what}: ${operation}`)
+        t.match(body.message, `authorize for ${operation} gave`, 'the message says who gave what')
+        t.notOk('items' in body, 'no order is listed')
+      }
+    }
+    t.same((await app.orders.list({ order: 'asc' })).items, stored, `${what}: nothing created, nothing moved`)
+    const logged = lines.filter(line => line.err?.code === 'ORDER_INVALID_SCOPE')
+    t.same(logged.map(line => line.msg), operations.map(() => 'every such request answers 500 until authorize is fixed'),
+      `${what}: logged once per route, not per request`)
   }
+})
+
+t.test('a scope that is a valid object keeps working: customerId absent, or 1 to 128 characters', async t => {
+  for (const scope of [{}, { customerId: undefined }, { customerId: 'c'.repeat(128) }, { customerId: '😀'.repeat(128) }]) {
+    const app = await buildApp(t, { authorize: () => scope })
+    t.equal((await post(app, 'createOrder', orderBody({ customerId: scope.customerId ?? 'cus_1' }))).status, 201, JSON.stringify(scope).slice(0, 30))
+  }
+})
+
+t.test('app.orders throws ORDER_INVALID_SCOPE for a scope option that is not a scope, before reading or writing', async t => {
+  const app = await buildApp(t)
+  const order = await app.orders.create(orderBody({ customerId: '1234' }))
+  for (const [what, scope] of badScopes.filter(([, scope]) => scope !== null && typeof scope === 'object')) {
+    const options = { scope: scope as never }
+    await t.rejects(app.orders.list({}, options), { code: 'ORDER_INVALID_SCOPE', message: /the scope option of app.orders.list gave/ }, what)
+    await t.rejects(app.orders.create(orderBody({ customerId: '1234' }), options), { code: 'ORDER_INVALID_SCOPE' }, what)
+    await t.rejects(app.orders.updateStatus({ id: order.id, status: 'paid' }, options), { code: 'ORDER_INVALID_SCOPE' }, what)
+  }
+  t.same((await app.orders.list()).items, [order], 'nothing created, nothing moved')
 })
 
 t.test('onRequest and preHandler hooks, as functions or arrays, run for each of the three routes', async t => {

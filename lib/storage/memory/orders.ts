@@ -40,6 +40,9 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     if (orders === undefined) map.set(key, orders = [])
     return orders
   }
+  const stringId = (id: unknown): void => {
+    if (typeof id !== 'string') throw new TypeError(`fastify-order: expected a string id, got ${typeof id}`)
+  }
   // Statuses never hold a NUL, so the first NUL ends the status and the key is unambiguous.
   const customerStatusKey = (customerId: string, status: string) => `${status}\u0000${customerId}`
 
@@ -65,6 +68,9 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
 
   function list (query: StorageListQuery): Order[] {
     const { customerId, statuses, ids, limit } = query
+    // An id of another type is refused, never coerced into one that names another customer's orders.
+    if (customerId !== undefined) stringId(customerId)
+    ids?.forEach(stringId)
     if (ids !== undefined) {
       const found: Order[] = []
       for (const id of new Set(ids)) {
