@@ -1,6 +1,7 @@
 // The order module wired: validators, the rules, listeners, the feed, retention, subscriptions and their lifecycle.
 import type { FastifyBaseLogger } from 'fastify'
 import { appOrders, type OrderOperations, type OrderService } from './app-orders.js'
+import { withValueLimits } from './custom-fields/limits.js'
 import { customFieldRules } from './custom-fields/rules.js'
 import type { CustomFieldSchemas } from './custom-fields/types.js'
 import { listEvents } from './feed.js'
@@ -42,9 +43,14 @@ export function createOrderModule (config: OrderModuleConfig): OrderModule {
 
   const ajv = createAjv()
   const validators = new Map<object, Validate>()
+  // With custom fields, the bodies that carry them are checked for values no storage could keep first.
+  const limited = new Set<object>(config.customFields === undefined ? [] : [schemas.CreateOrderBody, schemas.UpdateOrderStatusBody])
   const validatorOf = (schema: object): Validate => {
     let validate = validators.get(schema)
-    if (validate === undefined) validators.set(schema, validate = ajv.compile(schema))
+    if (validate === undefined) {
+      validate = ajv.compile(schema)
+      validators.set(schema, validate = limited.has(schema) ? withValueLimits(validate) : validate)
+    }
     return validate
   }
 
@@ -54,7 +60,7 @@ export function createOrderModule (config: OrderModuleConfig): OrderModule {
   const rules = orderRules({ storage: guarded, workflow, fields, maxPageSize, idempotencyTtl })
   const listeners = createListeners(log)
   const retention = createRetention({ storage, eventRetention, log })
-  const subscriptions = createSubscriptions({ storage, log, readonly: freeze.event })
+  const subscriptions = createSubscriptions({ storage, log, readonly: freeze.event, eventRetention })
 
   /** After each stored change: its event is in the feed. */
   function written (): void {
