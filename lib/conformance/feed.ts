@@ -126,5 +126,21 @@ export const feedCases: readonly ConformanceCase[] = Object.freeze([
       assert.equal(await storage.purgeEvents(INSTANTS[3]!, 10), 1, 'only events stored before the cutoff')
       assert.deepEqual(ids(await readAll(storage)), ids(events.slice(3)))
     }
+  },
+  {
+    capability: 'feed',
+    name: 'purgeEvents stops at the first event it keeps, whatever the at of later events',
+    async run (storage) {
+      // Writers take `at` before they insert, so feed order and `at` order disagree near the edge:
+      // here the second event is newer than the cutoff, the third older.
+      const ats = [INSTANTS[0]!, INSTANTS[4]!, INSTANTS[1]!, INSTANTS[0]!]
+      const events = ats.map(at => createdEvent(orderOf({ createdAt: at })))
+      for (const event of events) await storage.create(event.order, event)
+      await readFeed(storage, events.length)
+      assert.equal(await storage.purgeEvents(INSTANTS[3]!, 10), 1, 'only the run before the first kept event')
+      assert.deepEqual(ids(await readAll(storage)), ids(events.slice(1)), 'no gap a reader could skip silently')
+      assert.deepEqual(ids((await storage.listEvents({ after: events[1]!.id, limit: 10 }))!), ids(events.slice(2)),
+        'a reader after the kept event still gets the older ones behind it')
+    }
   }
 ])
