@@ -58,11 +58,18 @@ function invalid (message: string) {
   return new codes.ORDER_INVALID_OPTIONS(message)
 }
 
-function positiveInteger (options: Record<string, unknown>, name: string, fallback: number): number {
+/** The longest a duration option may be: 100 years, so every time computed from it stays a four-digit year. */
+const MAX_DURATION = 100 * 365 * DAY
+/** The largest page and order that stay one bounded statement; and a body limit a 32-bit length holds. */
+const MAX_COUNT = 10_000
+const MAX_BODY = 2 ** 31 - 1
+
+function positiveInteger (options: Record<string, unknown>, name: string, fallback: number, max: number, unit: string): number {
   const value = options[name] ?? fallback
   if (!Number.isSafeInteger(value) || (value as number) < 1) {
     throw invalid(`${name} must be a positive integer, got ${JSON.stringify(value)}`)
   }
+  if ((value as number) > max) throw invalid(`${name} must be at most ${max}${unit}, got ${value as number}`)
   return value as number
 }
 
@@ -111,13 +118,13 @@ export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConf
     storage,
     prefix,
     workflow: compileWorkflow(options.workflow ?? defaultWorkflow),
-    maxPageSize: positiveInteger(record, 'maxPageSize', 100),
-    maxItems: positiveInteger(record, 'maxItems', 100),
-    idempotencyTtl: positiveInteger(record, 'idempotencyTtl', DAY),
-    bodyLimit: positiveInteger(record, 'bodyLimit', 1024 * 1024),
+    maxPageSize: positiveInteger(record, 'maxPageSize', 100, MAX_COUNT, ''),
+    maxItems: positiveInteger(record, 'maxItems', 100, MAX_COUNT, ''),
+    idempotencyTtl: positiveInteger(record, 'idempotencyTtl', DAY, MAX_DURATION, ' ms (100 years)'),
+    bodyLimit: positiveInteger(record, 'bodyLimit', 1024 * 1024, MAX_BODY, ' bytes'),
     authorize,
     hooks: checkHooks(options.hooks),
-    eventRetention: positiveInteger(record, 'eventRetention', 30 * DAY),
+    eventRetention: positiveInteger(record, 'eventRetention', 30 * DAY, MAX_DURATION, ' ms (100 years)'),
     customFields: checkCustomFields(options.customFields)
   }
 }

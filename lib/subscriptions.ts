@@ -35,6 +35,8 @@ export interface SubscriptionsConfig {
   log: FastifyBaseLogger
   /** Freezes an event before host code gets it. */
   readonly: (event: OrderEvent) => OrderEvent
+  /** The plugin's eventRetention: no lease may outlast it. */
+  eventRetention: number
 }
 
 export interface Subscriptions {
@@ -60,15 +62,21 @@ function invalid (message: string) {
   return new codes.ORDER_INVALID_SUBSCRIPTION(message)
 }
 
+/** The longest a timer waits: Node.js fires a longer one at once. It also fits PostgreSQL's integer. */
+const MAX_TIMER = 2 ** 31 - 1
+
 function positive (options: Record<string, unknown>, name: string, fallback: number): number {
   const value = options[name] ?? fallback
   if (!Number.isSafeInteger(value) || (value as number) < 1) {
     throw invalid(`subscribe option ${name} must be a positive integer of milliseconds, got ${JSON.stringify(value)}`)
   }
+  if ((value as number) > MAX_TIMER) {
+    throw invalid(`subscribe option ${name} must be at most ${MAX_TIMER} ms (about 24.8 days, the longest timer Node.js keeps), got ${value as number}`)
+  }
   return value as number
 }
 
-function checkSubscribe (name: unknown, handler: unknown, options: unknown): Required<SubscribeOptions> {
+function checkSubscribe (name: unknown, handler: unknown, options: unknown, eventRetention: number): Required<SubscribeOptions> {
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw invalid(`a subscription name must be 1 to 100 letters, digits, "_", "." or "-", got ${JSON.stringify(name)}`)
   }
@@ -84,6 +92,10 @@ function checkSubscribe (name: unknown, handler: unknown, options: unknown): Req
   const leaseTtl = positive(record, 'leaseTtl', 30_000)
   if (leaseTtl < 2 * pollInterval) {
     throw invalid(`subscribe option leaseTtl (${leaseTtl}) must be at least twice pollInterval (${pollInterval}), so the holder renews its lease in time`)
+  }
+  // Retention keeps what a subscription holding its lease within eventRetention has not handled.
+  if (leaseTtl > eventRetention) {
+    throw invalid(`subscribe option leaseTtl (${leaseTtl}) must be at most the plugin's eventRetention (${eventRetention}), so retention never purges what a live subscription still needs`)
   }
   return { from, pollInterval, leaseTtl, maxBackoff: positive(record, 'maxBackoff', 60_000) }
 }
@@ -243,7 +255,7 @@ export function createSubscriptions (config: SubscriptionsConfig): Subscriptions
   return {
     subscribe (name, handler, options = {}) {
       if (closed) throw invalid(`cannot subscribe "${String(name)}": the app is closing`)
-      const checked = checkSubscribe(name, handler, options)
+      const checked = checkSubscribe(name, handler, options, config.eventRetention)
       if (runners.has(name)) throw invalid(`this app already has a subscription named "${name}"`)
       const runner = new Runner(name, handler, checked, config)
       runners.set(name, runner)

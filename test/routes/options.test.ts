@@ -20,6 +20,14 @@ t.test('options are checked at register, with a message that says what to change
     ['bodyLimit as NaN', { bodyLimit: Number.NaN }, /bodyLimit must be a positive integer/],
     ['eventRetention of 0', { eventRetention: 0 }, /eventRetention must be a positive integer, got 0/],
     ['eventRetention as a string', { eventRetention: '30d' }, /eventRetention must be a positive integer, got "30d"/],
+    // Bounds: past them a time would leave four-digit years (idempotency silently off), a Date would be
+    // invalid (every keyed create a 500), or a page would not fit one bounded statement.
+    ['an idempotencyTtl of 3e14 ms', { idempotencyTtl: 3e14 }, /idempotencyTtl must be at most 3153600000000 ms \(100 years\), got 300000000000000/],
+    ['an idempotencyTtl of MAX_SAFE_INTEGER', { idempotencyTtl: Number.MAX_SAFE_INTEGER }, /idempotencyTtl must be at most 3153600000000 ms/],
+    ['an eventRetention past 100 years', { eventRetention: 3153600000001 }, /eventRetention must be at most 3153600000000 ms \(100 years\)/],
+    ['a maxPageSize past 10000', { maxPageSize: 10001 }, /maxPageSize must be at most 10000, got 10001/],
+    ['a maxItems past 10000', { maxItems: 1e6 }, /maxItems must be at most 10000/],
+    ['a bodyLimit of 4 GiB', { bodyLimit: 2 ** 32 }, /bodyLimit must be at most 2147483647 bytes/],
     ['a storage without the event feed', { storage: { ...memoryStorage(), listEvents: undefined } }, /storage\.listEvents is not a function/],
     ['a storage missing a method', { storage: { create () {}, get () {}, list () {} } }, /storage\.replace is not a function/],
     ['a storage that is not an object', { storage: 'memory' }, /storage\.create is not a function/],

@@ -263,6 +263,14 @@ t.test('a storage that cannot release the lease at close is logged; close still 
   t.equal(app.orders.subscriptions()[0]!.active, false)
 })
 
+t.test('a subscription lease may not outlast eventRetention, so retention never purges what it still needs', async t => {
+  const app = await buildApp(t, { eventRetention: 20_000 })
+  t.throws(() => app.orders.subscribe('s', async () => {}, { leaseTtl: 20_001 }),
+    { code: 'ORDER_INVALID_SUBSCRIPTION', message: /leaseTtl \(20001\) must be at most the plugin's eventRetention \(20000\)/ })
+  t.throws(() => app.orders.subscribe('s', async () => {}), { message: /leaseTtl \(30000\)/ }, 'the default lease too')
+  t.doesNotThrow(() => app.orders.subscribe('s', async () => {}, { leaseTtl: 20_000 }))
+})
+
 t.test('subscribe refuses bad arguments with ORDER_INVALID_SUBSCRIPTION', async t => {
   const app = await buildApp(t)
   const handler = async () => {}
@@ -276,7 +284,11 @@ t.test('subscribe refuses bad arguments with ORDER_INVALID_SUBSCRIPTION', async 
     ['an unknown from', ['s', handler, { from: 'beginning' }], /from must be "now" or "start"/],
     ['a pollInterval of 0', ['s', handler, { pollInterval: 0 }], /pollInterval must be a positive integer/],
     ['a leaseTtl too short for the poll', ['s', handler, { pollInterval: 1000, leaseTtl: 1500 }], /leaseTtl \(1500\) must be at least twice pollInterval/],
-    ['a fractional maxBackoff', ['s', handler, { maxBackoff: 1.5 }], /maxBackoff must be a positive integer/]
+    ['a fractional maxBackoff', ['s', handler, { maxBackoff: 1.5 }], /maxBackoff must be a positive integer/],
+    // Node.js fires a timer longer than 2^31 - 1 ms at once: it would poll or renew every millisecond.
+    ['a pollInterval past the longest timer', ['s', handler, { pollInterval: 2 ** 31, leaseTtl: 2 ** 33 }], /pollInterval must be at most 2147483647 ms/],
+    ['a leaseTtl past the longest timer', ['s', handler, { leaseTtl: 3e9 }], /leaseTtl must be at most 2147483647 ms/],
+    ['a maxBackoff past the longest timer', ['s', handler, { maxBackoff: 2 ** 31 }], /maxBackoff must be at most 2147483647 ms/]
   ]
   for (const [what, args, message] of cases) {
     t.throws(() => (app.orders.subscribe as (...args: unknown[]) => unknown)(...args), { code: 'ORDER_INVALID_SUBSCRIPTION', message }, what)
