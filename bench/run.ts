@@ -25,8 +25,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --only <part>      http (req/s), custom-fields (createOrder with custom fields against without,
                      memory storage, and the same pair on bare Fastify), store (page cost and heap
                      per order), feed (events read per second, subscription latency) or soak
-                     (events under load while PostgreSQL kills connections; needs DATABASE_URL);
-                     default all but soak
+                     (events under load while PostgreSQL kills connections; needs DATABASE_URL) or
+                     scale-pg (page cost at 10,000 and 1,000,000 orders with a skewed spread, on the
+                     server at DATABASE_URL, else PGlite); default all but soak and scale-pg
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders, smaller feeds
   --source           load the plugin from lib/ through tsx instead of building dist/ first
   --profile          run the HTTP servers under --cpu-prof and print their top self-time frames
@@ -354,9 +355,11 @@ const parts = {
   'custom-fields': benchCustomFields,
   store: () => runScript('store-size.ts', { execArgv: ['--expose-gc'] }),
   feed: () => runScript('feed.ts', { storages: true }),
-  soak: () => runScript('soak-events.ts')
+  soak: () => runScript('soak-events.ts'),
+  'scale-pg': () => runScript('scale-pg.ts')
 }
-// The soak is a check, not a figure, and kills connections on the server: it runs only when asked for.
+// The soak is a check, not a figure, and kills connections on the server, and scale-pg fills a million
+// orders: they run only when asked for.
 const chosen = flags.only === undefined ? ['http', 'custom-fields', 'store', 'feed'] : [flags.only]
 for (const [index, part] of chosen.entries()) {
   if (!Object.hasOwn(parts, part)) throw new Error(`unknown part ${part}; use ${Object.keys(parts).join(', ')}`)

@@ -1,0 +1,80 @@
+// Page cost on PostgreSQL at 10,000 and 1,000,000 orders with a skewed spread, through app.orders.list.
+// Run by bench/run.ts (`npm run bench -- --only scale-pg`): on the server at DATABASE_URL, else PGlite.
+import { parseArgs } from 'node:util'
+import Fastify from 'fastify'
+import type { ListOrdersFilter } from '../lib/index.js'
+import { formatCount, median, printTable } from './report.js'
+import { loadPlugin, openStorage } from './storages.js'
+
+const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false } } })
+const [small, large] = flags.quick ? [10_000, 100_000] : [10_000, 1_000_000]
+const PAGES = 40
+const where = process.env.DATABASE_URL === undefined ? 'pglite' : 'postgres'
+// On a server, tables of the benchmark's own, dropped at the end; PGlite is in memory.
+const TABLE = where === 'postgres' ? 'fastify_order_bench_scale' : 'fastify_orders'
+
+const { orderPlugin } = await loadPlugin()
+const { storage, client, close } = await openStorage(where, { table: TABLE })
+const app = Fastify()
+await app.register(orderPlugin, { storage })
+await app.ready()
+
+/**
+ * Orders `from + 1` to `to`, one a second, in SQL: the 30 oldest are shipped (a rare status at the old
+ * end), the rest pending, paid or cancelled; 500 customers. Each a real order document.
+ */
+async function fill (from: number, to: number): Promise<void> {
+  await client!.query(`INSERT INTO ${TABLE} (id, customer_id, status, created_at, version, document)
+    SELECT o.id, o.customer_id, o.status, o.created_at, 1, json_build_object(
+      'id', o.id, 'customerId', o.customer_id, 'status', o.status, 'currency', 'EUR',
+      'items', json_build_array(json_build_object('sku', 'A-1', 'quantity', 2, 'unitPrice', 1250)), 'total', 2500,
+      'metadata', json_build_object(), 'version', 1,
+      'statusHistory', json_build_array(json_build_object('status', o.status, 'at', o.created_at)),
+      'createdAt', o.created_at, 'updatedAt', o.created_at)
+    FROM (
+      SELECT lpad(to_hex(i), 12, '0') || md5(i::text) AS id, 'cus_' || (i % 500) AS customer_id,
+        CASE WHEN i <= 30 THEN 'shipped' ELSE (ARRAY['pending', 'paid', 'cancelled'])[1 + i % 3] END AS status,
+        to_char(timestamp '2020-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+      FROM generate_series($1::int + 1, $2::int) AS i) AS o`, [from, to])
+  await client!.query(`ANALYZE ${TABLE}`)
+}
+
+const instant = (i: number) => new Date(Date.parse('2020-01-01T00:00:00.000Z') + i * 1000).toISOString()
+const shapes: Array<[string, (size: number) => ListOrdersFilter]> = [
+  ['none', () => ({})],
+  ['customer', () => ({ customerId: 'cus_7' })],
+  ['status: shipped (the 30 oldest)', () => ({ status: 'shipped' })],
+  ['status: [shipped, cancelled]', () => ({ status: ['shipped', 'cancelled'] })],
+  ['customer + status', () => ({ customerId: 'cus_7', status: 'paid' })],
+  ['created range', size => ({ createdFrom: instant(size / 4), createdTo: instant(size / 2) })]
+]
+
+/** Median time of one page, in ms, over PAGES pages after a warm-up. */
+async function pageTime (filter: ListOrdersFilter): Promise<number> {
+  for (let page = 0; page < 10; page++) await app.orders.list({ filter, limit: 20 })
+  const times: number[] = []
+  for (let page = 0; page < PAGES; page++) {
+    const start = process.hrtime.bigint()
+    await app.orders.list({ filter, limit: 20 })
+    times.push(Number(process.hrtime.bigint() - start) / 1e6)
+  }
+  return median(times)
+}
+
+const costs = new Map<string, number>()
+let stored = 0
+const started = Date.now()
+for (const size of [small, large]) {
+  await fill(stored, size)
+  stored = size
+  for (const [name, filterOf] of shapes) costs.set(`${name} ${size}`, await pageTime(filterOf(size)))
+}
+const seconds = ((Date.now() - started) / 1000).toFixed(0)
+await app.close()
+await close()
+
+console.log(`Page cost on ${where === 'postgres' ? 'PostgreSQL' : 'PGlite'} (limit 20, newest first, app.orders.list, median ms of ${PAGES} pages) at ${formatCount(small)} and ${formatCount(large)} orders, the 30 oldest shipped (${seconds} s with the fills):`)
+printTable(['filter', `ms at ${formatCount(small)}`, `ms at ${formatCount(large)}`, 'ratio'], shapes.map(([name]) => {
+  const [a, b] = [costs.get(`${name} ${small}`)!, costs.get(`${name} ${large}`)!]
+  return [name, a.toFixed(2), b.toFixed(2), (b / a).toFixed(2)]
+}))
