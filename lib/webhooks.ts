@@ -1,0 +1,112 @@
+// Webhooks: a subscription handler that POSTs each event to an endpoint, signed as Standard Webhooks says.
+import { createHmac } from 'node:crypto'
+import { codes } from './errors.js'
+import type { OrderEvent } from './events.js'
+
+export interface WebhookOptions {
+  /** Where each event is POSTed: an http or https URL. */
+  url: string
+  /** `whsec_` and the base64 of 24 to 64 random bytes; several during a rotation, each signing. */
+  secret: string | readonly string[]
+  /** Milliseconds before a delivery that has not answered counts as failed. Default 10 000. */
+  timeout?: number
+  /** The event types to send; others are passed over (and checkpointed) without a request. Default: all. */
+  types?: ReadonlyArray<OrderEvent['type']>
+  /** Static headers added to every request, e.g. an API key of the receiver. */
+  headers?: Readonly<Record<string, string>>
+}
+
+/** A failed delivery: the receiver's HTTP status when it answered, never a secret. */
+export class WebhookDeliveryError extends Error {
+  readonly status: number | undefined
+
+  constructor (message: string, status?: number, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause })
+    this.name = 'WebhookDeliveryError'
+    this.status = status
+  }
+}
+
+const TYPES: ReadonlyArray<OrderEvent['type']> = ['created', 'statusChanged']
+// The headers the signature is made of; a static header may not replace them.
+const SIGNED_HEADERS = ['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature']
+const MAX_TIMEOUT = 2 ** 31 - 1
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+function invalid (message: string): Error {
+  return new codes.ORDER_INVALID_OPTIONS(`webhook: ${message}`)
+}
+
+/** The signing key of a `whsec_` secret; the message names its place in the list, never its value. */
+function keyOf (secret: unknown, place: string): Buffer {
+  const encoded = typeof secret === 'string' && secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : undefined
+  const key = encoded === undefined ? undefined : Buffer.from(encoded, 'base64')
+  if (key === undefined || key.toString('base64') !== encoded || key.length < 24 || key.length > 64) {
+    throw invalid(`${place} must be "whsec_" followed by the base64 of 24 to 64 random bytes`)
+  }
+  return key
+}
+
+function checkOptions (options: WebhookOptions) {
+  if (typeof options !== 'object' || options === null) throw invalid('options must be an object like { url, secret }')
+  const { url, secret, timeout = 10_000, types = TYPES, headers = {} } = options
+  let target: URL
+  try {
+    target = new URL(url)
+  } catch {
+    throw invalid('url must be an absolute http or https URL')
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw invalid(`url must be http or https, not ${target.protocol}`)
+  const secrets = typeof secret === 'string' ? [secret] : secret
+  if (!Array.isArray(secrets) || secrets.length === 0) throw invalid('secret must be a secret or a non-empty array of them')
+  const keys = secrets.map((one, index) => keyOf(one, typeof secret === 'string' ? 'secret' : `secret[${index}]`))
+  if (!Number.isSafeInteger(timeout) || timeout < 1 || timeout > MAX_TIMEOUT) {
+    throw invalid(`timeout must be an integer of milliseconds from 1 to ${MAX_TIMEOUT}, got ${JSON.stringify(timeout)}`)
+  }
+  if (!Array.isArray(types) || !types.every(type => TYPES.includes(type))) {
+    throw invalid(`types must be an array of event types among ${TYPES.map(type => `"${type}"`).join(', ')}`)
+  }
+  if (typeof headers !== 'object' || headers === null) throw invalid('headers must be an object of header names and string values')
+  for (const [name, value] of Object.entries(headers)) {
+    if (!TOKEN.test(name) || typeof value !== 'string') throw invalid(`header ${JSON.stringify(name)} must be a header name with a string value`)
+    if (SIGNED_HEADERS.includes(name.toLowerCase())) throw invalid(`header "${name}" is set by the webhook and cannot be replaced`)
+  }
+  return { url: target.href, keys, timeout, types: new Set(types), headers: { ...headers } }
+}
+
+/**
+ * A subscription handler that delivers each event to `url` as one signed POST, for
+ * `app.orders.subscribe(name, webhook({ url, secret }))`. Body: `{"type":"order.<type>",
+ * "timestamp":"<event.at>","data":<event>}`; headers `webhook-id` (the event id, for the receiver to
+ * deduplicate on), `webhook-timestamp` (seconds at sending) and `webhook-signature` (`v1,<base64
+ * HMAC-SHA256 of "<id>.<timestamp>.<body>">`, one per secret). A 2xx answer delivers the event; any
+ * other answer (a redirect included: it is not followed), a timeout or a network error throws, so
+ * the subscription retries that event with its backoff and never moves past it. Bad options throw
+ * ORDER_INVALID_OPTIONS here. Secrets appear in no message.
+ */
+export function webhook (options: WebhookOptions): (event: OrderEvent) => Promise<void> {
+  const { url, keys, timeout, types, headers } = checkOptions(options)
+  return async function deliver (event: OrderEvent): Promise<void> {
+    if (!types.has(event.type)) return
+    const body = JSON.stringify({ type: `order.${event.type}`, timestamp: event.at, data: event })
+    const timestamp = String(Math.floor(Date.now() / 1000))
+    const signed = `${event.id}.${timestamp}.${body}`
+    const signature = keys.map(key => `v1,${createHmac('sha256', key).update(signed).digest('base64')}`).join(' ')
+    let response: Response
+    try {
+      response = await fetch(url, {
+        method: 'POST',
+        body,
+        headers: { ...headers, 'content-type': 'application/json', 'webhook-id': event.id, 'webhook-timestamp': timestamp, 'webhook-signature': signature },
+        redirect: 'manual',
+        signal: AbortSignal.timeout(timeout)
+      })
+    } catch (err) {
+      const reason = (err as Error).name === 'TimeoutError' ? `no answer within ${timeout} ms` : 'the request failed'
+      throw new WebhookDeliveryError(`webhook: ${reason}`, undefined, err)
+    }
+    // The body is not read, so the connection is freed at once.
+    await response.body?.cancel()
+    if (response.status < 200 || response.status > 299) throw new WebhookDeliveryError(`webhook: the receiver answered HTTP ${response.status}`, response.status)
+  }
+}

@@ -1,0 +1,171 @@
+// Webhooks: each event POSTed once per attempt, signed as Standard Webhooks says, in feed order, retried until a 2xx.
+import { randomBytes } from 'node:crypto'
+import { once } from 'node:events'
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Webhook } from 'standardwebhooks'
+import t, { type Test } from 'tap'
+import { webhook, WebhookDeliveryError } from '../../lib/webhooks.js'
+import { buildApp, eventually, logLines, orderBody } from '../helper.js'
+
+const secretOf = (bytes = 32) => `whsec_${randomBytes(bytes).toString('base64')}`
+
+interface Delivery {
+  headers: IncomingHttpHeaders
+  body: string
+}
+
+/**
+ * A receiver on a free port that records every request and answers with `answer` (200 by default);
+ * `answer` may also hold the response back or end it without answering.
+ */
+async function receiver (t: Test, answer: (delivery: Delivery, response: ServerResponse) => void | Promise<void> = () => {}) {
+  const deliveries: Delivery[] = []
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', chunk => chunks.push(chunk))
+    request.on('end', async () => {
+      const delivery = { headers: request.headers, body: Buffer.concat(chunks).toString('utf8') }
+      deliveries.push(delivery)
+      await answer(delivery, response)
+      if (!response.writableEnded && !response.destroyed) response.end()
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/orders`, deliveries }
+}
+
+const ids = (deliveries: readonly Delivery[]) => deliveries.map(delivery => delivery.headers['webhook-id'])
+
+t.test('each event is one POST that the standardwebhooks package verifies, in feed order', async t => {
+  const secret = secretOf()
+  const { url, deliveries } = await receiver(t)
+  const app = await buildApp(t)
+  app.orders.subscribe('erp', webhook({ url, secret, headers: { 'x-api-key': 'receiver-key' } }), { from: 'start' })
+  await app.ready()
+  const order = await app.orders.create(orderBody())
+  await app.orders.updateStatus({ id: order.id, status: 'paid' })
+  await eventually('both events are delivered', () => deliveries.length === 2)
+
+  const { items: events } = await app.orders.listEvents()
+  t.same(ids(deliveries), events.map(event => event.id), 'one request per event, in feed order, webhook-id the event id')
+  for (const [index, { headers, body }] of deliveries.entries()) {
+    const event = events[index]!
+    t.equal(headers['content-type'], 'application/json')
+    t.equal(headers['x-api-key'], 'receiver-key', 'static headers are sent')
+    t.match(headers['webhook-timestamp'], /^\d+$/)
+    t.ok(Math.abs(Number(headers['webhook-timestamp']) - Date.now() / 1000) < 60, 'seconds since the epoch, at sending')
+    t.equal(body, JSON.stringify({ type: `order.${event.type}`, timestamp: event.at, data: event }), 'the body')
+    const verified = new Webhook(secret).verify(body, headers as Record<string, string>)
+    t.same(verified, JSON.parse(body), 'standardwebhooks verifies the signature')
+  }
+  t.throws(() => new Webhook(secretOf()).verify(deliveries[0]!.body, deliveries[0]!.headers as Record<string, string>), 'another secret does not')
+  t.throws(() => new Webhook(secret).verify(deliveries[0]!.body.replace('"version":1', '"version":2'), deliveries[0]!.headers as Record<string, string>),
+    'nor does a changed body')
+})
+
+t.test('during a rotation every secret signs, and each one verifies alone', async t => {
+  const [old, next] = [secretOf(24), secretOf(64)]
+  const { url, deliveries } = await receiver(t)
+  const app = await buildApp(t)
+  app.orders.subscribe('erp', webhook({ url, secret: [old, next] }), { from: 'start' })
+  await app.ready()
+  await app.orders.create(orderBody())
+  await eventually('the event is delivered', () => deliveries.length === 1)
+  const [{ headers, body }] = deliveries as [Delivery]
+  t.match(headers['webhook-signature'], /^v1,[A-Za-z0-9+/]+=* v1,[A-Za-z0-9+/]+=*$/, 'two signatures, space-separated')
+  for (const secret of [old, next]) t.doesNotThrow(() => new Webhook(secret).verify(body, headers as Record<string, string>))
+})
+
+t.test('a failed delivery is retried and the receiver never sees events out of order', async t => {
+  let refused = 0
+  // The second event is refused once with a 500, then held past the timeout once, then taken.
+  const { url, deliveries } = await receiver(t, async (delivery, response) => {
+    if (ids(deliveries).indexOf(delivery.headers['webhook-id']) !== 1) return
+    refused++
+    if (refused === 1) response.statusCode = 500
+    if (refused === 2) await sleep(400)
+  })
+  const { lines, stream } = logLines()
+  const secret = secretOf()
+  const app = await buildApp(t, {}, { logger: { stream } })
+  const handler = webhook({ url, secret, timeout: 200 })
+  app.orders.subscribe('erp', handler, { from: 'start', maxBackoff: 100 })
+  await app.ready()
+  for (let i = 0; i < 3; i++) await app.orders.create(orderBody())
+  await eventually('the refused event shows as failing', () => app.orders.subscriptions()[0]!.failing !== undefined)
+  t.same(app.orders.subscriptions()[0]!.failing, { eventId: deliveries[1]!.headers['webhook-id'], attempts: 1, error: 'webhook: the receiver answered HTTP 500' },
+    'the last failure and its HTTP status, for health checks')
+  const { items: events } = await app.orders.listEvents()
+  await eventually('every event is delivered', () => app.orders.subscriptions()[0]!.lastEventId === events[2]!.id)
+  t.same(ids(deliveries), [events[0]!.id, events[1]!.id, events[1]!.id, events[1]!.id, events[2]!.id], 'the second event three times, then the third')
+  const failures = lines.filter(line => line.eventId === events[1]!.id)
+  // (The logger adds the message of an error's cause to its own.)
+  t.match(failures.map(line => line.err.message), [/^webhook: the receiver answered HTTP 500$/, /^webhook: no answer within 200 ms/])
+  const everything = JSON.stringify(lines) + JSON.stringify(app.orders.subscriptions())
+  t.notOk(everything.includes(secret.slice(6)), 'the secret is in no log line and no status')
+})
+
+t.test('a redirect is a failure, not followed; a network error too', async t => {
+  const target = await receiver(t)
+  const redirecting = await receiver(t, (_delivery, response) => {
+    response.statusCode = 307
+    response.setHeader('location', target.url)
+  })
+  const handler = webhook({ url: redirecting.url, secret: secretOf() })
+  const event = (await (await buildApp(t)).orders.create(orderBody()), { id: 'evt-1', type: 'created' as const, at: new Date().toISOString(), order: {} as never })
+  await t.rejects(handler(event), { name: 'WebhookDeliveryError', status: 307, message: 'webhook: the receiver answered HTTP 307' })
+  t.equal(target.deliveries.length, 0, 'the redirect target is never called')
+
+  const closed = webhook({ url: 'http://127.0.0.1:1/hooks', secret: secretOf() })
+  const failure = await closed(event).catch((err: unknown) => err)
+  t.ok(failure instanceof WebhookDeliveryError)
+  t.same([(failure as WebhookDeliveryError).message, (failure as WebhookDeliveryError).status], ['webhook: the request failed', undefined])
+  t.ok((failure as Error).cause instanceof Error, 'the network error is its cause')
+})
+
+t.test('types limits what is sent; the others are checkpointed without a request', async t => {
+  const { url, deliveries } = await receiver(t)
+  const app = await buildApp(t)
+  app.orders.subscribe('payments', webhook({ url, secret: secretOf(), types: ['statusChanged'] }), { from: 'start' })
+  await app.ready()
+  const order = await app.orders.create(orderBody())
+  const other = await app.orders.create(orderBody())
+  await app.orders.updateStatus({ id: order.id, status: 'paid' })
+  const { items: events } = await app.orders.listEvents()
+  await eventually('the subscription passes every event', () => app.orders.subscriptions()[0]!.lastEventId === events[2]!.id)
+  t.same(deliveries.map(delivery => JSON.parse(delivery.body).type), ['order.statusChanged'])
+  t.equal(JSON.parse(deliveries[0]!.body).data.order.id, order.id)
+  t.notOk(deliveries.some(delivery => delivery.body.includes(other.id)))
+})
+
+t.test('bad options throw ORDER_INVALID_OPTIONS at the webhook() call, naming no secret', async t => {
+  const secret = secretOf()
+  const url = 'https://erp.example/hooks'
+  const cases: Array<[string, unknown, RegExp]> = [
+    ['no options', undefined, /options must be an object/],
+    ['a url that is not a URL', { url: 'erp.example/hooks', secret }, /url must be an absolute http or https URL/],
+    ['a url of another scheme', { url: 'ftp://erp.example/hooks', secret }, /url must be http or https, not ftp:/],
+    ['a secret without its prefix', { url, secret: secret.slice(6) }, /^fastify-order: webhook: secret must be "whsec_" followed by the base64 of 24 to 64 random bytes$/],
+    ['a secret too short', { url, secret: secretOf(16) }, /secret must be "whsec_"/],
+    ['a secret too long', { url, secret: secretOf(65) }, /secret must be "whsec_"/],
+    ['a secret that is not base64', { url, secret: 'whsec_not base64 at all, really!!' }, /secret must be "whsec_"/],
+    ['one bad secret of two', { url, secret: [secret, 'whsec_x'] }, /secret\[1\] must be "whsec_"/],
+    ['no secret at all', { url, secret: [] }, /secret must be a secret or a non-empty array/],
+    ['a timeout of 0', { url, secret, timeout: 0 }, /timeout must be an integer of milliseconds from 1 to 2147483647, got 0/],
+    ['an unknown type', { url, secret, types: ['deleted'] }, /types must be an array of event types among "created", "statusChanged"/],
+    ['headers that are not an object', { url, secret, headers: 'x' }, /headers must be an object/],
+    ['a header that is not a string', { url, secret, headers: { 'x-n': 1 } }, /header "x-n" must be a header name with a string value/],
+    ['a bad header name', { url, secret, headers: { 'x n': 'v' } }, /header "x n" must be a header name/],
+    ['a header the signature is made of', { url, secret, headers: { 'Webhook-Signature': 'v1,forged' } }, /header "Webhook-Signature" is set by the webhook and cannot be replaced/]
+  ]
+  for (const [what, options, message] of cases) {
+    const thrown = (() => { try { webhook(options as never) } catch (err) { return err as Error & { code?: string } } })()
+    t.equal(thrown?.code, 'ORDER_INVALID_OPTIONS', what)
+    t.match(thrown?.message, message, what)
+    t.notOk(thrown?.message.includes(secret.slice(6)), `${what}: no secret in the message`)
+  }
+})
