@@ -5,6 +5,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { randomBytes } from 'node:crypto'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Webhook } from 'standardwebhooks'
 import t from 'tap'
 import { testDatabase } from './postgres-helper.js'
 
@@ -16,10 +20,8 @@ const folder = mkdtempSync(join(tmpdir(), 'fastify-order-crash-'))
 t.teardown(() => rmSync(folder, { recursive: true, force: true }))
 const delivered = join(folder, 'delivered.txt')
 const feed = join(folder, 'feed.json')
-const table = db.freshTable()
-
 /** A subscriber process on the test's database: the server's, or this process's PGlite over IPC. */
-function start (env: Record<string, string>): ChildProcess {
+function start (table: string, env: Record<string, string>): ChildProcess {
   // fork's default execArgv is this process's: the child loads lib/ through the test runner's TypeScript
   // loader, so its coverage is counted with the rest (another loader would compile lib/ differently).
   const { DATABASE_URL, ...rest } = process.env
@@ -48,14 +50,15 @@ async function until (what: string, check: () => boolean): Promise<void> {
 
 t.test(`a subscription killed with SIGKILL mid-stream resumes from its checkpoint and skips nothing (${db.server ? 'server' : 'PGlite'})`, async t => {
   const events = 60
-  const first = start({ CREATE: String(events) })
+  const table = db.freshTable()
+  const first = start(table, { CREATE: String(events) })
   await until('the first process handles some events', () => lines().length >= 15)
   first.kill('SIGKILL')
   await once(first, 'exit')
   const beforeCrash = lines()
   t.ok(beforeCrash.length < events, `killed mid-stream, after ${beforeCrash.length} of ${events} events`)
 
-  const second = start({ FEED_FILE: feed })
+  const second = start(table, { FEED_FILE: feed })
   await until('the second process reports the feed', () => existsSync(feed))
   const all: string[] = JSON.parse(readFileSync(feed, 'utf8'))
   t.equal(all.length, events, 'one event per created order')
@@ -69,4 +72,44 @@ t.test(`a subscription killed with SIGKILL mid-stream resumes from its checkpoin
   const again = deliveries.length - firsts.length
   t.ok(again <= 1, `at most the event in flight at the kill is delivered twice (${again})`)
   if (again === 1) t.equal(deliveries[beforeCrash.length], beforeCrash.at(-1), 'the redelivered event is the one handled last before the kill')
+})
+
+t.test(`a webhook killed with SIGKILL mid-stream resumes from its checkpoint: the receiver gets every event, in order (${db.server ? 'server' : 'PGlite'})`, async t => {
+  const events = 40
+  const table = db.freshTable()
+  const secret = `whsec_${randomBytes(32).toString('base64')}`
+  const received: string[] = []
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', chunk => chunks.push(chunk))
+    request.on('end', () => {
+      // Only what the secret signed counts; slowly, so the kill lands mid-stream.
+      new Webhook(secret).verify(Buffer.concat(chunks).toString('utf8'), request.headers as Record<string, string>)
+      received.push(request.headers['webhook-id'] as string)
+      setTimeout(() => response.end(), 10)
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => { server.closeAllConnections(); server.close() })
+  const env = { WEBHOOK_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, WEBHOOK_SECRET: secret }
+
+  const first = start(table, { ...env, CREATE: String(events) })
+  await until('the first process delivers some events', () => received.length >= 10)
+  first.kill('SIGKILL')
+  await once(first, 'exit')
+  const beforeCrash = received.length
+  t.ok(beforeCrash < events, `killed mid-stream, after ${beforeCrash} of ${events} deliveries`)
+
+  const webhookFeed = join(folder, 'webhook-feed.json')
+  const second = start(table, { ...env, FEED_FILE: webhookFeed })
+  await until('the second process reports the feed', () => existsSync(webhookFeed))
+  const all: string[] = JSON.parse(readFileSync(webhookFeed, 'utf8'))
+  await until('every event is delivered', () => new Set(received).size === events)
+  second.kill('SIGTERM')
+  await once(second, 'exit')
+
+  const firsts = received.filter((id, index) => received.indexOf(id) === index)
+  t.same(firsts, all, 'every event of the feed reaches the receiver, in feed order')
+  t.ok(received.length - firsts.length <= 1, `at most the event in flight at the kill twice (${received.length - firsts.length})`)
 })
