@@ -2,7 +2,8 @@
 import t from 'tap'
 import { buildServer } from '../examples/server.js'
 import { buildServer as buildAuthServer } from '../examples/auth.js'
-import { exampleMemoryStorage, orderBody } from './helper.js'
+import { buildWebhookServer, startWebhook } from '../examples/webhooks.js'
+import { eventually, exampleMemoryStorage, orderBody } from './helper.js'
 
 t.test('the example server serves Swagger UI at /docs and the OpenAPI document beside it', async t => {
   const app = await buildServer({ logger: false }, exampleMemoryStorage())
@@ -105,4 +106,19 @@ t.test('the auth example rate limits the order routes', async t => {
   }
   t.equal(statuses.filter(status => status === 200).length, 100)
   t.equal(statuses.at(-1), 429)
+})
+
+t.test('the webhooks example delivers every event to its receiver, which verifies the signature', async t => {
+  const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`
+  const { app, received } = await buildWebhookServer(secret, { logger: false }, exampleMemoryStorage())
+  t.teardown(() => app.close())
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  startWebhook(app, `${address}/webhook-receiver`, secret)
+  const order = await app.orders.create(orderBody())
+  await app.orders.updateStatus({ id: order.id, status: 'paid' })
+  const { items } = await app.orders.listEvents()
+  await eventually('both events are received', () => received.length === 2)
+  t.same(received, items.map(event => event.id), 'in feed order')
+  const forged = await app.inject({ method: 'POST', url: '/webhook-receiver', headers: { 'content-type': 'application/json' }, payload: '{}' })
+  t.equal(forged.statusCode, 401, 'an unsigned request is refused')
 })

@@ -37,6 +37,7 @@ t.test('every TypeScript snippet of the README and the guides type-checks and ru
       .replaceAll("from 'fastify-order'", "from '../../lib/index.js'")
       .replaceAll("from 'fastify-order/conformance'", "from '../../lib/conformance/index.js'")
       .replaceAll("from 'fastify-order/postgres'", "from '../../lib/storage/postgres/index.js'")
+      .replaceAll("from 'fastify-order/webhooks'", "from '../../lib/webhooks.js'")
       .replaceAll("declare module 'fastify-order'", "declare module '../../lib/index.js'")
     writeFileSync(join(folder, name), local)
     const program = code.includes("declare module 'fastify-order'") ? `tsconfig.${name}.json` : 'tsconfig.json'
