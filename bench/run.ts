@@ -27,7 +27,8 @@ const USAGE = `Usage: npm run bench -- [options]
                      per order), feed (events read per second, subscription latency) or soak
                      (events under load while PostgreSQL kills connections; needs DATABASE_URL) or
                      scale-pg (page cost at 10,000 and 1,000,000 orders with a skewed spread, on the
-                     server at DATABASE_URL, else PGlite); default all but soak and scale-pg
+                     server at DATABASE_URL, else PGlite) or webhooks (delivery rate and latency to
+                     a local receiver); default all but soak and scale-pg
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders, smaller feeds
   --source           load the plugin from lib/ through tsx instead of building dist/ first
   --profile          run the HTTP servers under --cpu-prof and print their top self-time frames
@@ -356,11 +357,12 @@ const parts = {
   store: () => runScript('store-size.ts', { execArgv: ['--expose-gc'] }),
   feed: () => runScript('feed.ts', { storages: true }),
   soak: () => runScript('soak-events.ts'),
-  'scale-pg': () => runScript('scale-pg.ts')
+  'scale-pg': () => runScript('scale-pg.ts'),
+  webhooks: () => runScript('webhooks.ts')
 }
 // The soak is a check, not a figure, and kills connections on the server, and scale-pg fills a million
 // orders: they run only when asked for.
-const chosen = flags.only === undefined ? ['http', 'custom-fields', 'store', 'feed'] : [flags.only]
+const chosen = flags.only === undefined ? ['http', 'custom-fields', 'store', 'feed', 'webhooks'] : [flags.only]
 for (const [index, part] of chosen.entries()) {
   if (!Object.hasOwn(parts, part)) throw new Error(`unknown part ${part}; use ${Object.keys(parts).join(', ')}`)
   if (index > 0) console.log()

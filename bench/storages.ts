@@ -8,7 +8,7 @@ export type StorageName = 'memory' | 'pglite' | 'postgres'
  * The folder the plugin is loaded from: dist/ (what users run, built by bench/run.ts) unless
  * BENCH_LIB names another one. Loaded by path, so the benchmark type-checks without a build.
  */
-const libraryDir = new URL(process.env.BENCH_LIB ?? '../dist/', import.meta.url)
+export const libraryDir = new URL(process.env.BENCH_LIB ?? '../dist/', import.meta.url)
 
 /** The package entry, as `import ... from 'fastify-order'` gives it. */
 export async function loadPlugin (): Promise<typeof import('../lib/index.js')> {
