@@ -1,0 +1,6 @@
+// The route tests on PostgreSQL: the server of DATABASE_URL, else PGlite, one database for all and a
+// fresh table per test. `npm run test:postgres`.
+import { runRouteTests } from './route-tests.js'
+
+process.env.FASTIFY_ORDER_TEST_STORAGE = 'postgres'
+await runRouteTests()
