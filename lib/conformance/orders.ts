@@ -104,6 +104,15 @@ export const orderCases: readonly ConformanceCase[] = Object.freeze([
   },
   {
     capability: 'orders',
+    name: 'list with an empty list of statuses or ids matches nothing',
+    async run (storage) {
+      await createAll(storage, [orderOf(), orderOf({ status: 'paid' })])
+      assert.deepEqual(await storage.list({ statuses: [], order: 'asc', limit: 10 }), [])
+      assert.deepEqual(await storage.list({ ids: [], order: 'desc', limit: 10 }), [])
+    }
+  },
+  {
+    capability: 'orders',
     name: 'an id that is not a string is never coerced into one',
     async run (storage) {
       // Customer "1234" and its JSON-escaped twin "23": a number must find neither.

@@ -43,6 +43,15 @@ t.test(`custom fields nest at most ${MAX_CUSTOM_FIELD_DEPTH} levels: deeper is a
   t.same(order.customFields, nested(32))
 })
 
+t.test('a body or an item that is not an object is the schema\'s to refuse', async t => {
+  const app = await buildApp(t, { customFields })
+  const string = await app.inject({ method: 'POST', url: '/order/createOrder', headers: { 'content-type': 'application/json' }, payload: '"order"' })
+  t.equal(string.json().message, 'body must be object')
+  const { status, body } = await post(app, 'createOrder', { ...orderBody(), items: ['A-1', null] })
+  t.equal(status, 400)
+  t.equal(body.message, 'body/items/0 must be object')
+})
+
 t.test('a patch nesting too deep is a 400 and leaves the order as it was', async t => {
   const app = await buildApp(t, { customFields })
   const order = await app.orders.create(orderBody())
