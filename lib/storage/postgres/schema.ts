@@ -43,6 +43,22 @@ async function withSession<T> (client: PostgresClient, work: (query: Run) => Pro
  * waits for every transaction older than it, a blocked lock request included.
  */
 export async function upgradeSchema (client: PostgresClient, tables: Tables): Promise<void> {
+  // Instances in one process may share one session (PGlite, a pg.Client), where an advisory lock is
+  // held again by whoever asks: they take turns here first.
+  const previous = upgrading.get(tables.name) ?? Promise.resolve()
+  const current = Promise.allSettled([previous]).then(() => upgradeLocked(client, tables))
+  upgrading.set(tables.name, current)
+  try {
+    await current
+  } finally {
+    if (upgrading.get(tables.name) === current) upgrading.delete(tables.name)
+  }
+}
+
+/** The upgrades under way in this process, by table name. */
+const upgrading = new Map<string, Promise<void>>()
+
+async function upgradeLocked (client: PostgresClient, tables: Tables): Promise<void> {
   const lock = createHash('sha256').update(`fastify-order:${tables.name}`).digest().readBigInt64BE(0)
   await withSession(client, async query => {
     for (;;) {
@@ -55,8 +71,11 @@ export async function upgradeSchema (client: PostgresClient, tables: Tables): Pr
         continue
       }
       try {
-        // Read again under the lock: another instance may have finished meanwhile.
+        // Read again under the lock: another instance may have finished meanwhile. Checked here, where
+        // no other instance is halfway through creating the tables, which would look like a foreign layout.
         const from = await versionOf(query, tables)
+        if (from === 0) await checkNamesFree(query, tables)
+        if (from === 1) await checkReleaseOne(query, tables)
         for (const step of schemaSteps(tables).filter(step => step.version > from)) {
           for (const statement of step.statements) await query(statement, [])
           if (step.version > 1) await query(`UPDATE ${tables.schema} SET version = $1::int`, [step.version])
@@ -126,8 +145,6 @@ async function startEpochAfterMove (query: Run, { events, subscriptions, schema 
 export async function initSchema (client: PostgresClient, query: Run, tables: Tables): Promise<void> {
   const version = await versionOf(query, tables)
   if (version > SCHEMA_VERSION) throw new codes.ORDER_SCHEMA_NEWER(version, SCHEMA_VERSION)
-  if (version === 0) await checkNamesFree(query, tables)
-  if (version === 1) await checkReleaseOne(query, tables)
   if (version < SCHEMA_VERSION) await upgradeSchema(client, tables)
   await checkRelations(query, tables)
   await startEpochAfterMove(query, tables)

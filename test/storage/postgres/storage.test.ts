@@ -34,6 +34,32 @@ t.test('init creates the tables and indexes, and instances starting at once on o
   t.same(await second.get(order.id), order, 'both instances see one store')
 })
 
+t.test('an instance that starts while another is halfway through creating the tables waits for it', async t => {
+  const table = db.freshTable()
+  // The first instance pauses after creating the orders table, before the others: to a second one
+  // that looked without waiting for the lock, that would be a table of another layout.
+  let paused: () => void
+  const halfway = new Promise<void>(resolve => { paused = resolve })
+  let resume: () => void
+  const resumed = new Promise<void>(resolve => { resume = resolve })
+  const slow: PostgresClient = {
+    async query (text, params) {
+      const result = await db.client.query(text, params)
+      if (text.startsWith(`CREATE TABLE IF NOT EXISTS "${table}" (`)) {
+        paused()
+        await resumed
+      }
+      return result
+    }
+  }
+  const first = postgresStorage({ client: slow, table }).init!()
+  await halfway
+  const second = postgresStorage({ client: db.connect(), table }).init!()
+  await new Promise(resolve => setTimeout(resolve, 300))
+  resume!()
+  await t.resolves(Promise.all([first, second]), 'both start, on one layout')
+})
+
 t.test('once its tables exist, the storage runs as a role that may only read and write their rows', async t => {
   const table = db.freshTable()
   await postgresStorage({ client: db.client, table }).init!()

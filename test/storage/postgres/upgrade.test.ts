@@ -214,7 +214,12 @@ t.test('an instance that finds the upgrade lock taken waits, then finds the work
     query: async (text, params) => {
       if (text.includes('pg_try_advisory_lock')) {
         refusals++
-        if (refusals === 1) await upgradePostgresSchema({ client: db.client, table })
+        // Meanwhile the other instance applies the steps (as a DBA's migration would).
+        if (refusals === 1) {
+          for (const step of postgresSchemaSql({ table, from: 1 })) {
+            for (const statement of step.statements) await db.client.query(statement, [])
+          }
+        }
         return { rows: [{ locked: false }] }
       }
       return db.client.query(text, params)
