@@ -28,8 +28,11 @@ export class WebhookDeliveryError extends Error {
 }
 
 const TYPES: ReadonlyArray<OrderEvent['type']> = ['created', 'statusChanged']
-// The headers the signature is made of; a static header may not replace them.
-const SIGNED_HEADERS = ['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature']
+// The headers the signature is made of, and those fetch sets itself: a static header may not replace them.
+const OWN_HEADERS = ['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-length', 'host', 'transfer-encoding', 'connection']
+const OPTIONS = ['url', 'secret', 'timeout', 'types', 'headers']
+// A header value is one line of visible characters, spaces and tabs: a line break would make every request fail.
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/
 const MAX_TIMEOUT = 2 ** 31 - 1
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
@@ -49,6 +52,9 @@ function keyOf (secret: unknown, place: string): Buffer {
 
 function checkOptions (options: WebhookOptions) {
   if (typeof options !== 'object' || options === null) throw invalid('options must be an object like { url, secret }')
+  for (const name of Object.keys(options)) {
+    if (!OPTIONS.includes(name)) throw invalid(`unknown option "${name}"; the options are ${OPTIONS.join(', ')}`)
+  }
   const { url, secret, timeout = 10_000, types = TYPES, headers = {} } = options
   let target: URL
   try {
@@ -68,8 +74,10 @@ function checkOptions (options: WebhookOptions) {
   }
   if (typeof headers !== 'object' || headers === null) throw invalid('headers must be an object of header names and string values')
   for (const [name, value] of Object.entries(headers)) {
-    if (!TOKEN.test(name) || typeof value !== 'string') throw invalid(`header ${JSON.stringify(name)} must be a header name with a string value`)
-    if (SIGNED_HEADERS.includes(name.toLowerCase())) throw invalid(`header "${name}" is set by the webhook and cannot be replaced`)
+    if (!TOKEN.test(name) || typeof value !== 'string' || !HEADER_VALUE.test(value)) {
+      throw invalid(`header ${JSON.stringify(name)} must be a header name with a one-line string value`)
+    }
+    if (OWN_HEADERS.includes(name.toLowerCase())) throw invalid(`header "${name}" is set by the webhook and cannot be replaced`)
   }
   return { url: target.href, keys, timeout, types: new Set(types), headers: { ...headers } }
 }

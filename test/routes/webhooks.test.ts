@@ -158,7 +158,10 @@ t.test('bad options throw ORDER_INVALID_OPTIONS at the webhook() call, naming no
     ['a timeout of 0', { url, secret, timeout: 0 }, /timeout must be an integer of milliseconds from 1 to 2147483647, got 0/],
     ['an unknown type', { url, secret, types: ['deleted'] }, /types must be an array of event types among "created", "statusChanged"/],
     ['headers that are not an object', { url, secret, headers: 'x' }, /headers must be an object/],
-    ['a header that is not a string', { url, secret, headers: { 'x-n': 1 } }, /header "x-n" must be a header name with a string value/],
+    ['an unknown option', { url, secret, retries: 3 }, /unknown option "retries"; the options are url, secret, timeout, types, headers/],
+    ['a header that is not a string', { url, secret, headers: { 'x-n': 1 } }, /header "x-n" must be a header name with a one-line string value/],
+    ['a header value with a line break', { url, secret, headers: { 'x-key': 'abc\r\nx-evil: 1' } }, /header "x-key" must be a header name with a one-line string value/],
+    ['a header fetch sets itself', { url, secret, headers: { 'Content-Length': '1' } }, /header "Content-Length" is set by the webhook/],
     ['a bad header name', { url, secret, headers: { 'x n': 'v' } }, /header "x n" must be a header name/],
     ['a header the signature is made of', { url, secret, headers: { 'Webhook-Signature': 'v1,forged' } }, /header "Webhook-Signature" is set by the webhook and cannot be replaced/]
   ]
