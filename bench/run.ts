@@ -28,7 +28,8 @@ const USAGE = `Usage: npm run bench -- [options]
                      (events under load while PostgreSQL kills connections; needs DATABASE_URL) or
                      scale-pg (page cost at 10,000 and 1,000,000 orders with a skewed spread, on the
                      server at DATABASE_URL, else PGlite) or webhooks (delivery rate and latency to
-                     a local receiver); default all but soak and scale-pg
+                     a local receiver) or upgrade-steps (each upgrade statement timed on 1,000,000
+                     orders; needs DATABASE_URL); default all but soak, scale-pg and upgrade-steps
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders, smaller feeds
   --source           load the plugin from lib/ through tsx instead of building dist/ first
   --profile          run the HTTP servers under --cpu-prof and print their top self-time frames
@@ -358,7 +359,8 @@ const parts = {
   feed: () => runScript('feed.ts', { storages: true }),
   soak: () => runScript('soak-events.ts'),
   'scale-pg': () => runScript('scale-pg.ts'),
-  webhooks: () => runScript('webhooks.ts')
+  webhooks: () => runScript('webhooks.ts'),
+  'upgrade-steps': () => runScript('upgrade-steps.ts')
 }
 // The soak is a check, not a figure, and kills connections on the server, and scale-pg fills a million
 // orders: they run only when asked for.
