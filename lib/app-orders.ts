@@ -24,11 +24,22 @@ export interface CreateOrderOptions extends OrderCallOptions {
   idempotencyKey?: string
 }
 
-/** The order module without HTTP, decorated as `app.orders`: same validation, same errors. */
-export interface OrderService {
+/** Creating, listing and moving orders: same validation, scope and errors as the routes. */
+export interface OrderCalls {
   create: (input: CreateOrderInput, options?: CreateOrderOptions) => Promise<Order>
   list: (query?: ListOrdersQuery, options?: OrderCallOptions) => Promise<OrderPage>
   updateStatus: (input: UpdateOrderStatusInput, options?: OrderCallOptions) => Promise<Order>
+}
+
+/** The order module without HTTP, decorated as `app.orders`: same validation, same errors. */
+export interface OrderService extends OrderCalls {
+  /**
+   * The same calls, run on `client` inside a transaction the host opened on it (a `pg` client from
+   * `pool.connect()`, or a PGlite transaction): the order, its event and the host's writes commit or
+   * roll back together. Listeners of these changes run once the plugin sees the transaction commit,
+   * never if it rolls back. ORDER_INVALID_OPTIONS where the storage cannot join a transaction.
+   */
+  withTransaction: (client: unknown) => OrderCalls
   on: <E extends keyof OrderEvents>(event: E, listener: OrderEvents[E]) => OrderService
   /** A page of the durable event feed, in feed order. */
   listEvents: (query?: ListEventsQuery) => Promise<EventPage>
@@ -47,16 +58,19 @@ export interface AppOrdersConfig {
   listeners: Listeners
   listEvents: (query: ListEventsQuery) => Promise<EventPage>
   subscriptions: Subscriptions
+  /** The operations inside the host's transaction on `client`. */
+  transactional: (client: unknown) => OrderOperations
 }
 
 export function appOrders (config: AppOrdersConfig): OrderService {
-  const { operations, schemas, validatorOf, fields, freeze, listeners, subscriptions } = config
+  const { schemas, validatorOf, fields, freeze, listeners, subscriptions, transactional } = config
   const validateCreate = validatorOf(schemas.CreateOrderBody)
   const validateList = validatorOf(schemas.ListOrdersBody)
   const validateUpdate = validatorOf(schemas.UpdateOrderStatusBody)
   const validateListEvents = validatorOf(schemas.ListEventsQuery)
 
-  const service: OrderService = {
+  /** The calls over `operations`, checking input like the routes do. */
+  const callsOf = (operations: OrderOperations): OrderCalls => ({
     async create (input, options) {
       assertValid<CreateOrderInput>(validateCreate, input)
       // A copy, so the stored order shares nothing the caller may change or see frozen later.
@@ -73,7 +87,12 @@ export function appOrders (config: AppOrdersConfig): OrderService {
     async updateStatus (input, options) {
       assertValid<UpdateOrderStatusInput>(validateUpdate, input)
       return freeze.order(await operations.updateOrderStatus(fields.own({ ...input }), checkScope(options?.scope, 'the scope option of app.orders.updateStatus')))
-    },
+    }
+  })
+
+  const service: OrderService = {
+    ...callsOf(config.operations),
+    withTransaction: client => callsOf(transactional(client)),
     on (event, listener) {
       listeners.on(event, listener)
       return service

@@ -6,6 +6,8 @@ import type { OrderPosition } from './position.js'
 export interface NormalizedQuery {
   order: 'asc' | 'desc'
   customerId?: string | undefined
+  number?: number | undefined
+  reference?: string | undefined
   statuses?: readonly string[] | undefined
   ids?: readonly string[] | undefined
   createdFrom?: string | undefined
@@ -38,6 +40,9 @@ function lane (query: NormalizedQuery, createdAt: string, id: string, basis: num
   hash = mixList(hash, query.ids, prime)
   hash = mixText(hash, query.createdFrom, prime)
   hash = mixText(hash, query.createdTo, prime)
+  // Mixed only when given, so a cursor of a query without them keeps its check.
+  if (query.number !== undefined) hash = mixText(hash, `number:${query.number}`, prime)
+  if (query.reference !== undefined) hash = mixText(hash, `reference:${query.reference}`, prime)
   hash = mixText(hash, createdAt, prime)
   hash = mixText(hash, id, prime)
   return (hash >>> 7).toString(36).padStart(5, '0')

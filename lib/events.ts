@@ -1,6 +1,6 @@
 // The event every stored change also writes: its shape, and how the plugin makes one.
 import { newEventId } from './ids.js'
-import type { Order } from './schemas.js'
+import type { NewOrder, Order } from './schemas.js'
 
 interface EventFields {
   /** Unique; consumers deduplicate on it. A UUID, the `id` column Debezium's outbox router reads. */
@@ -32,7 +32,8 @@ export interface EventPage {
 // Event ids are v4 UUIDs as crypto.randomUUID spells them; anything else names no event.
 const EVENT_ID = /^[\da-f]{8}-[\da-f]{4}-4[\da-f]{3}-[89ab][\da-f]{3}-[\da-f]{12}$/
 
-export function createdEvent (order: Order): OrderCreatedEvent {
+/** The `created` event of an order the storage has yet to number: it stores the event with the numbered order. */
+export function createdEvent<O extends NewOrder> (order: O): Omit<OrderCreatedEvent, 'order'> & { order: O } {
   return { id: newEventId(), type: 'created', at: order.createdAt, order }
 }
 

@@ -13,14 +13,16 @@ export function checkIdempotencyKey (key: string): void {
 
 /**
  * The body of a create as the server will store it; also what an idempotency key is bound to.
- * `customFields` is the canonical JSON of the body's custom fields, '' when it has none: such a body
- * keeps the fingerprint it had before the option existed, so stored keys stay valid.
+ * `customFields` is the canonical JSON of the body's custom fields, '' when it has none. A body without
+ * custom fields or a reference keeps the fingerprint it had before either existed, so stored keys stay valid.
  */
 export function fingerprintOf (input: CreateOrderInput, customFields = ''): string {
   const metadata = input.metadata === undefined ? [] : Object.entries(input.metadata).sort(([a], [b]) => a < b ? -1 : 1)
   const items = input.items.map(({ sku, name, quantity, unitPrice }) => [sku, name ?? null, quantity, unitPrice])
+  const fields: unknown[] = [input.customerId, input.currency, items, metadata]
+  if (input.reference !== undefined) fields.push(input.reference)
   return createHash('sha256')
-    .update(JSON.stringify([input.customerId, input.currency, items, metadata]) + customFields)
+    .update(JSON.stringify(fields) + customFields)
     .digest('base64url')
 }
 
@@ -30,7 +32,7 @@ export function claimOf (key: string, scopedCustomer: string | undefined, finger
 }
 
 /** The first order of a key that was claimed already, or the error that says why it cannot be returned. */
-export function replayOf (result: Exclude<CreateResult, { created: true }>, claim: IdempotencyClaim): Order {
+export function replayOf (result: Exclude<CreateResult, { created: true } | { referenceTaken: true }>, claim: IdempotencyClaim): Order {
   if ('inProgress' in result) throw new codes.ORDER_IDEMPOTENCY_IN_PROGRESS()
   if (result.fingerprint !== claim.fingerprint) throw new codes.ORDER_IDEMPOTENCY_KEY_REUSED()
   return result.order

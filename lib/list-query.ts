@@ -35,11 +35,12 @@ export function readListQuery (query: ListOrdersQuery, defaultLimit: number): Re
   const ids = filter.ids === undefined ? undefined : [...new Set(filter.ids)].sort()
   const createdFrom = filter.createdFrom === undefined ? undefined : toTimestamp(filter.createdFrom, 'createdFrom')
   const createdTo = filter.createdTo === undefined ? undefined : toTimestamp(filter.createdTo, 'createdTo')
-  const normalized: NormalizedQuery = { order, customerId: filter.customerId, statuses, ids, createdFrom, createdTo }
+  const { customerId, number, reference } = filter
+  const normalized: NormalizedQuery = { order, customerId, number, reference, statuses, ids, createdFrom, createdTo }
   const after = cursor === undefined ? undefined : decodeCursor(cursor, normalized)
   return {
     normalized,
-    storageQuery: { customerId: filter.customerId, statuses, ids, createdFrom, createdTo, order, after, limit: limit + 1 },
+    storageQuery: { customerId, number, reference, statuses, ids, createdFrom, createdTo, order, after, limit: limit + 1 },
     limit
   }
 }

@@ -2,15 +2,16 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { appOrders, type OrderOperations, type OrderService } from './app-orders.js'
 import { withValueLimits } from './custom-fields/limits.js'
+import { codes } from './errors.js'
 import { customFieldRules } from './custom-fields/rules.js'
 import type { CustomFieldSchemas } from './custom-fields/types.js'
 import { listEvents } from './feed.js'
 import { freezer } from './freeze.js'
 import { createListeners } from './listeners.js'
-import { orderRules } from './orders.js'
+import { orderRules, type OrderRules } from './orders.js'
 import { createRetention } from './retention.js'
 import type { OrderSchemas } from './schemas.js'
-import { storageMethods, type OrderStorage } from './storage/types.js'
+import { storageMethods, type OrderStorage, type TransactionOrderStore } from './storage/types.js'
 import { unavailableOnFailure } from './storage/unavailable.js'
 import { createSubscriptions } from './subscriptions.js'
 import { createAjv, type Validate } from './validation.js'
@@ -30,6 +31,8 @@ export interface OrderModuleConfig {
 export interface OrderModule extends OrderOperations {
   /** `app.orders`. */
   service: OrderService
+  /** The operations on a client inside the host's transaction; ORDER_INVALID_OPTIONS where the storage cannot join one. */
+  transactional: (client: unknown) => OrderOperations
   /** The strict validator of a schema, compiled once and shared by the routes and `app.orders`. */
   validatorOf: (schema: object) => Validate
   /** Starts the subscriptions: the app is ready. */
@@ -57,7 +60,6 @@ export function createOrderModule (config: OrderModuleConfig): OrderModule {
   const fields = customFieldRules(config.customFields, validatorOf)
   const freeze = freezer(fields)
   const guarded = unavailableOnFailure(storage, [...storageMethods.orders, 'listEvents'])
-  const rules = orderRules({ storage: guarded, workflow, fields, maxPageSize, idempotencyTtl })
   const listeners = createListeners(log)
   const retention = createRetention({ storage, eventRetention, log })
   const subscriptions = createSubscriptions({ storage, log, readonly: freeze.event, eventRetention })
@@ -68,26 +70,59 @@ export function createOrderModule (config: OrderModuleConfig): OrderModule {
     subscriptions.wake()
   }
 
-  const operations: OrderOperations = {
-    async createOrder (input, scope, idempotencyKey) {
-      const result = await rules.create(input, scope, idempotencyKey)
-      if (!result.replayed) {
-        written()
-        if (listeners.has('created')) await listeners.emit('created', freeze.order(result.order))
-      }
-      return result
-    },
-    listOrders: rules.list,
-    async updateOrderStatus (input, scope) {
-      const { order, from } = await rules.move(input, scope)
-      if (from !== undefined) {
-        written()
-        if (listeners.has('statusChanged')) {
-          await listeners.emit('statusChanged', Object.freeze({ order: freeze.order(order), from, to: order.status }))
+  // Listeners of a change made in the host's transaction wait for its commit; closing stops the wait.
+  const closing = new AbortController()
+  const settling = new Set<Promise<void>>()
+  function afterCommit (store: TransactionOrderStore, eventId: string, emit: () => Promise<void>): void {
+    const settled = store.settled(eventId, closing.signal).then(async committed => {
+      if (!committed) return
+      written()
+      await emit()
+    }, err => {
+      if (!closing.signal.aborted) log.error({ err }, 'fastify-order: could not learn whether a transaction committed; its listeners did not run')
+    }).finally(() => settling.delete(settled))
+    settling.add(settled)
+  }
+
+  /**
+   * The operations over `rules`. `after` runs what follows a stored change (the feed's upkeep, then
+   * the listeners): at once, or once the host's transaction commits.
+   */
+  function operationsOf (rules: OrderRules, after: (eventId: string, emit: () => Promise<void>) => Promise<void> | void): OrderOperations {
+    return {
+      async createOrder (input, scope, idempotencyKey) {
+        const result = await rules.create(input, scope, idempotencyKey)
+        if (result.eventId !== undefined) {
+          await after(result.eventId, async () => { if (listeners.has('created')) await listeners.emit('created', freeze.order(result.order)) })
         }
+        return result
+      },
+      listOrders: rules.list,
+      async updateOrderStatus (input, scope) {
+        const { order, from, eventId } = await rules.move(input, scope)
+        if (eventId !== undefined) {
+          await after(eventId, async () => {
+            if (listeners.has('statusChanged')) await listeners.emit('statusChanged', Object.freeze({ order: freeze.order(order), from: from!, to: order.status }))
+          })
+        }
+        return order
       }
-      return order
     }
+  }
+
+  // Outside a transaction the change is committed: the listeners run before the caller gets the order.
+  const operations = operationsOf(orderRules({ storage: guarded, workflow, fields, maxPageSize, idempotencyTtl }), async (_eventId, emit) => {
+    written()
+    await emit()
+  })
+
+  function transactional (client: unknown): OrderOperations {
+    if (storage.joinTransaction === undefined) {
+      throw new codes.ORDER_INVALID_OPTIONS('app.orders.withTransaction needs a storage that can join the host\'s transaction: postgresStorage can, memoryStorage cannot; with this storage, call app.orders.create, list and updateStatus directly')
+    }
+    const store = storage.joinTransaction(client)
+    const rules = orderRules({ storage: unavailableOnFailure(store, ['create', 'get', 'list', 'replace']), workflow, fields, maxPageSize, idempotencyTtl })
+    return operationsOf(rules, (eventId, emit) => afterCommit(store, eventId, emit))
   }
 
   const service = appOrders({
@@ -98,15 +133,19 @@ export function createOrderModule (config: OrderModuleConfig): OrderModule {
     freeze,
     listeners,
     listEvents: query => listEvents(guarded, query, freeze.event),
-    subscriptions
+    subscriptions,
+    transactional
   })
 
   return {
     ...operations,
     service,
+    transactional,
     validatorOf,
     start: subscriptions.start,
     async close () {
+      closing.abort()
+      await Promise.all([...settling])
       await subscriptions.close()
       await retention.close()
     }

@@ -6,14 +6,14 @@ import { createdEvent, statusChangedEvent } from './events.js'
 import { checkIdempotencyKey, claimOf, fingerprintOf, replayOf } from './idempotency.js'
 import { newOrderId } from './ids.js'
 import { readListQuery } from './list-query.js'
-import type { CreateOrderInput, ListOrdersQuery, Order, OrderItem, OrderPage, UpdateOrderStatusInput } from './schemas.js'
+import type { CreateOrderInput, ListOrdersQuery, NewOrder, Order, OrderItem, OrderPage, UpdateOrderStatusInput } from './schemas.js'
 import type { OrderScope } from './scope.js'
 import type { OrderStore } from './storage/types.js'
 import type { CompiledWorkflow } from './workflow.js'
 
 export interface OrderRulesConfig {
   /** Its failures are already ORDER_STORAGE_UNAVAILABLE. */
-  storage: OrderStore
+  storage: Pick<OrderStore, 'create' | 'get' | 'list' | 'replace'>
   workflow: CompiledWorkflow
   fields: CustomFieldRules
   maxPageSize: number
@@ -22,11 +22,11 @@ export interface OrderRulesConfig {
 
 /** The rules on input that has passed the schemas. */
 export interface OrderRules {
-  /** A new order, or with a claimed key the first one (`replayed`). */
-  create: (input: CreateOrderInput, scope?: OrderScope, idempotencyKey?: string) => Promise<{ order: Order, replayed: boolean }>
+  /** A new order and the id of its event, or with a claimed key the first one (`replayed`, no event). */
+  create: (input: CreateOrderInput, scope?: OrderScope, idempotencyKey?: string) => Promise<{ order: Order, replayed: boolean, eventId?: string }>
   list: (query: ListOrdersQuery, scope?: OrderScope) => Promise<OrderPage>
-  /** The order after the move and the status it left; `from` is undefined for a same-status no-op. */
-  move: (input: UpdateOrderStatusInput, scope?: OrderScope) => Promise<{ order: Order, from?: string }>
+  /** The order after the move, the status it left and the move's event; `from` is undefined for a same-status no-op. */
+  move: (input: UpdateOrderStatusInput, scope?: OrderScope) => Promise<{ order: Order, from?: string, eventId?: string }>
 }
 
 // A lost compare-and-set means another writer made progress; this bounds retries under a cyclic workflow.
@@ -53,7 +53,7 @@ export function orderRules ({ storage, workflow, fields, maxPageSize, idempotenc
     const total = totalOf(input.items)
     const now = new Date()
     const createdAt = now.toISOString()
-    const order: Order = {
+    const order: NewOrder = {
       id: newOrderId(now.getTime()),
       customerId: input.customerId,
       status: workflow.initial,
@@ -67,13 +67,16 @@ export function orderRules ({ storage, workflow, fields, maxPageSize, idempotenc
       createdAt,
       updatedAt: createdAt
     }
+    if (input.reference !== undefined) order.reference = input.reference
     fields.fill(order, input)
     const claim = idempotencyKey === undefined
       ? undefined
       : claimOf(idempotencyKey, scope?.customerId, fingerprintOf(input, fields.fingerprint(input)),
         new Date(now.getTime() + idempotencyTtl).toISOString())
-    const result = await storage.create(order, createdEvent(order), claim)
-    if (result.created) return { order: result.order, replayed: false }
+    const event = createdEvent(order)
+    const result = await storage.create(order, event, claim)
+    if (result.created) return { order: result.order, replayed: false, eventId: event.id }
+    if ('referenceTaken' in result) throw new codes.ORDER_REFERENCE_TAKEN(input.reference)
     return { order: replayOf(result, claim!), replayed: true }
   }
 
@@ -122,9 +125,8 @@ export function orderRules ({ storage, workflow, fields, maxPageSize, idempotenc
         updatedAt: at
       }
       if (customFields !== undefined) (next as { customFields?: object }).customFields = customFields
-      if (await storage.replace(next, current.version, statusChangedEvent(next, current.status))) {
-        return { order: next, from: current.status }
-      }
+      const event = statusChangedEvent(next, current.status)
+      if (await storage.replace(next, current.version, event)) return { order: next, from: current.status, eventId: event.id }
       // Lost a race: re-read and re-check the workflow, unless the caller pinned the version.
       if (expectedVersion !== undefined) throw new codes.ORDER_VERSION_CONFLICT(id, expectedVersion)
       lostAt = current.version

@@ -25,6 +25,13 @@ const OrderId = Type.String({ minLength: 1, maxLength: 128, description: 'Opaque
 const CustomerId = Type.String({ minLength: 1, maxLength: 128 })
 const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 alphabetic code' })
 const Reason = Type.String({ maxLength: 500 })
+const OrderNumber = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Human order number chosen by the storage, unique within it' })
+const Reference = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: '^[\\x21-\\x7E]+$',
+  description: 'The client\'s own key for the order (a cart id, a payment intent): 1 to 128 visible ASCII characters, unique per customer'
+})
 
 /** A string of the workflow's statuses; an enum keeps OpenAPI readable and rejects unknown statuses. */
 const statusOf = (statuses: readonly string[]) =>
@@ -71,6 +78,8 @@ function patchCustomFields<S extends TSchema | undefined> (schema: S) {
 function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined> (Status: TUnsafe<string>, order: O, item: I) {
   return Type.Object({
     id: OrderId,
+    number: OrderNumber,
+    reference: Type.Optional(Reference),
     customerId: CustomerId,
     status: Status,
     currency: Currency,
@@ -119,6 +128,7 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
     currency: Currency,
     items: Type.Array(InputItem, { minItems: 1, maxItems }),
     metadata: Type.Optional(Metadata),
+    reference: Type.Optional(Reference),
     ...inputCustomFields(order, 'order')
   }, strict)
 
@@ -130,6 +140,8 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
       status: Type.Optional(Type.Union([Status, Type.Array(Status, { minItems: 1, uniqueItems: true })])),
       customerId: Type.Optional(CustomerId),
       ids: Type.Optional(Type.Array(OrderId, { minItems: 1, maxItems: MAX_IDS_FILTER })),
+      number: Type.Optional(OrderNumber),
+      reference: Type.Optional(Reference),
       createdFrom: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive' })),
       createdTo: Type.Optional(Type.String({ format: 'date-time', description: 'Exclusive' }))
     }, strict))
@@ -190,6 +202,8 @@ export const {
 } = schemas
 
 export type Order = Static<OrderSchemas['Order']>
+/** An order as the plugin hands it to the storage's `create`: the storage chooses its `number`. */
+export type NewOrder = Omit<Order, 'number'>
 export type OrderItem = Order['items'][number]
 export type StatusChange = Order['statusHistory'][number]
 export type CreateOrderInput = Static<OrderSchemas['CreateOrderBody']>

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { createdEvent, statusChangedEvent, type OrderEvent } from '../events.js'
 import type { ConformanceCase } from './case.js'
-import { FAR_FUTURE, INSTANTS, LATER, PARALLEL, assertCreated, claimOf, feedBeforeSentinel, ids, moved, orderOf, readAll, readFeed } from './fixtures.js'
+import { FAR_FUTURE, INSTANTS, LATER, PARALLEL, assertCreated, claimOf, feedBeforeSentinel, ids, moved, orderOf, readAll, readFeed, storeEvent, storeOrder } from './fixtures.js'
 
 export const feedCases: readonly ConformanceCase[] = Object.freeze([
   {
@@ -12,8 +12,8 @@ export const feedCases: readonly ConformanceCase[] = Object.freeze([
     async run (storage) {
       const first = createdEvent(orderOf())
       const second = createdEvent(orderOf({ createdAt: LATER }))
-      assertCreated(await storage.create(structuredClone(first.order), structuredClone(first)), first.order, 'create')
-      assertCreated(await storage.create(structuredClone(second.order), structuredClone(second)), second.order, 'create')
+      assertCreated(await storeEvent(storage, first), first.order, 'create')
+      assertCreated(await storeEvent(storage, second), second.order, 'create')
       const paid = statusChangedEvent(moved(first.order, 'paid'), 'pending')
       assert.equal(await storage.replace(structuredClone(paid.order), 1, structuredClone(paid)), true)
       const feed = await readFeed(storage, 3)
@@ -29,8 +29,8 @@ export const feedCases: readonly ConformanceCase[] = Object.freeze([
     async run (storage) {
       const order = orderOf()
       const created = createdEvent(order)
-      await storage.create(structuredClone(order), created, claimOf('key-events'))
-      const replay = await storage.create(orderOf(), createdEvent(orderOf()), claimOf('key-events'))
+      await storeEvent(storage, created, claimOf('key-events'))
+      const replay = await storeOrder(storage, orderOf(), claimOf('key-events'))
       assert.equal(replay.created, false, 'a create with a claimed key stores nothing')
       const stale = statusChangedEvent(moved(order, 'paid'), 'pending')
       assert.equal(await storage.replace(stale.order, 2, stale), false, 'a replace with a stale version stores nothing')
@@ -44,17 +44,17 @@ export const feedCases: readonly ConformanceCase[] = Object.freeze([
     name: 'a change whose event cannot be stored is not stored either',
     async run (storage) {
       const first = createdEvent(orderOf())
-      await storage.create(first.order, first)
+      await storeEvent(storage, first)
       // An event id already in the feed: the event insert fails, and the change with it.
       const order = orderOf()
-      await assert.rejects(storage.create(order, { ...createdEvent(order), id: first.id }), 'a create whose event id is taken rejects')
+      await assert.rejects(storeEvent(storage, { ...createdEvent(order), id: first.id }), 'a create whose event id is taken rejects')
       assert.equal(await storage.get(order.id), undefined, 'and stores no order')
       const keyed = orderOf()
-      await assert.rejects(storage.create(keyed, { ...createdEvent(keyed), id: first.id }, claimOf('key-atomic')),
+      await assert.rejects(storeEvent(storage, { ...createdEvent(keyed), id: first.id }, claimOf('key-atomic')),
         'a claimed create whose event id is taken rejects')
       assert.equal(await storage.get(keyed.id), undefined, 'and stores no order')
       const retried = orderOf()
-      assertCreated(await storage.create(retried, createdEvent(retried), claimOf('key-atomic')), retried, 'and claims no key')
+      assertCreated(await storeOrder(storage, retried, claimOf('key-atomic')), retried, 'and claims no key')
       const paid = moved(first.order, 'paid')
       await assert.rejects(storage.replace(paid, 1, { ...statusChangedEvent(paid, 'pending'), id: first.id }),
         'a replace whose event id is taken rejects')
@@ -67,7 +67,7 @@ export const feedCases: readonly ConformanceCase[] = Object.freeze([
     name: 'listEvents after an id that is not in the feed lists undefined',
     async run (storage) {
       const event = createdEvent(orderOf())
-      await storage.create(event.order, event)
+      await storeEvent(storage, event)
       await readFeed(storage, 1)
       assert.equal(await storage.listEvents({ after: randomUUID(), limit: 10 }), undefined)
     }
@@ -80,7 +80,7 @@ export const feedCases: readonly ConformanceCase[] = Object.freeze([
       const writer = async (index: number) => {
         for (let round = 0; round < 6; round++) {
           const created = createdEvent(orderOf({ customerId: `cus_writer_${index}` }))
-          await storage.create(created.order, created)
+          await storeEvent(storage, created)
           const paid = statusChangedEvent(moved(created.order, 'paid'), 'pending')
           await storage.replace(paid.order, 1, paid)
           written.push(created, paid)
@@ -108,7 +108,7 @@ export const feedCases: readonly ConformanceCase[] = Object.freeze([
       // PostgreSQL's jsonb would refuse these; the order document keeps them, so the event must too.
       const order = orderOf({ customerId: 'cus \u0000 \ud800 "quoted" é 🛒', metadata: { note: 'nul \u0000 lone \udfff' } })
       const event = createdEvent(order)
-      await storage.create(structuredClone(order), structuredClone(event))
+      await storeEvent(storage, event)
       assert.deepEqual(await readFeed(storage, 1), [event])
     }
   },
@@ -117,7 +117,7 @@ export const feedCases: readonly ConformanceCase[] = Object.freeze([
     name: 'purgeEvents deletes the oldest expired events a bounded batch at a time',
     async run (storage) {
       const events = Array.from({ length: 5 }, (_, i) => createdEvent(orderOf({ createdAt: INSTANTS[i] })))
-      for (const event of events) await storage.create(event.order, event)
+      for (const event of events) await storeEvent(storage, event)
       await readFeed(storage, 5)
       assert.equal(await storage.purgeEvents(INSTANTS[0]!, 10), 0, 'no event is older than the cutoff')
       assert.equal(await storage.purgeEvents(FAR_FUTURE, 2), 2, 'at most limit events')
@@ -135,7 +135,7 @@ export const feedCases: readonly ConformanceCase[] = Object.freeze([
       // here the second event is newer than the cutoff, the third older.
       const ats = [INSTANTS[0]!, INSTANTS[4]!, INSTANTS[1]!, INSTANTS[0]!]
       const events = ats.map(at => createdEvent(orderOf({ createdAt: at })))
-      for (const event of events) await storage.create(event.order, event)
+      for (const event of events) await storeEvent(storage, event)
       await readFeed(storage, events.length)
       assert.equal(await storage.purgeEvents(INSTANTS[3]!, 10), 1, 'only the run before the first kept event')
       assert.deepEqual(ids(await readAll(storage)), ids(events.slice(1)), 'no gap a reader could skip silently')

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createdEvent, statusChangedEvent, type OrderEvent } from '../events.js'
+import { createdEvent, statusChangedEvent, type OrderCreatedEvent, type OrderEvent } from '../events.js'
 import { comparePositions, type OrderPosition } from '../position.js'
 import type { Order } from '../schemas.js'
 import type { CreateResult, IdempotencyClaim, OrderStorage, StorageListQuery } from '../storage/types.js'
@@ -25,12 +25,16 @@ export const STATUSES = ['pending', 'paid', 'shipped', 'cancelled']
 export const CUSTOMERS = ['cus_a', 'cus_b', 'cus_c']
 export const PARALLEL = 8
 
-/** A valid order as the plugin would store it; `fields` override the defaults. */
+/**
+ * A valid order as the plugin would store it; `fields` override the defaults. Its `number` is 0 until
+ * `storeOrder` or `createAll` stores it and sets the number the storage chose.
+ */
 export function orderOf (fields: Partial<Order> = {}): Order {
   const createdAt = fields.createdAt ?? DAY
   const status = fields.status ?? 'pending'
   return {
     id: `ord_${randomUUID()}`,
+    number: 0,
     customerId: 'cus_42',
     status,
     currency: 'EUR',
@@ -57,9 +61,23 @@ export function moved (order: Order, status: string, reason = 'conformance'): Or
   }
 }
 
-/** Stores `order` with its created event, as the plugin does. */
-export function storeOrder (storage: OrderStorage, order: Order, claim?: IdempotencyClaim): Promise<CreateResult> {
-  return storage.create(order, createdEvent(order), claim)
+/**
+ * Stores a copy of `order` without its number, with its created event, as the plugin does; when the
+ * storage created it, checks the number it chose and sets it on `order`.
+ */
+export async function storeOrder (storage: OrderStorage, order: Order, claim?: IdempotencyClaim): Promise<CreateResult> {
+  return storeEvent(storage, createdEvent(order), claim)
+}
+
+/** Stores a copy of the event's order without its number, as `storeOrder` does, with a copy of `event`; sets the number on `event.order`. */
+export async function storeEvent (storage: OrderStorage, event: OrderCreatedEvent, claim?: IdempotencyClaim): Promise<CreateResult> {
+  const { number: _, ...order } = structuredClone(event.order)
+  const result = await storage.create(order, { ...structuredClone(event), order }, claim)
+  if (result.created) {
+    assert.ok(Number.isSafeInteger(result.order.number) && result.order.number > 0, `create must return the order with a positive integer number, got ${result.order.number}`)
+    event.order.number = result.order.number
+  }
+  return result
 }
 
 /** Replaces `order` with its statusChanged event, from the status of its previous history entry. */
@@ -110,7 +128,7 @@ export async function walkPages (storage: OrderStorage, query: Omit<StorageListQ
 
 export async function createAll (storage: OrderStorage, orders: readonly Order[]): Promise<void> {
   for (const order of orders) {
-    const result = await storeOrder(storage, structuredClone(order))
+    const result = await storeOrder(storage, order)
     assert.equal(result.created, true, `create of ${order.id} without a claim must store it`)
   }
 }
@@ -181,7 +199,7 @@ export async function readSubscriptionUntil (storage: OrderStorage, name: string
 /** Stores one more order and waits until its event is listed; returns every event listed before it. */
 export async function feedBeforeSentinel (storage: OrderStorage): Promise<OrderEvent[]> {
   const sentinel = createdEvent(orderOf({ customerId: 'cus_sentinel' }))
-  await storage.create(sentinel.order, sentinel)
+  await storeEvent(storage, sentinel)
   const all = await poll('the event of a stored change is listed', () => readAll(storage), events => events.some(event => event.id === sentinel.id))
   return all.slice(0, all.findIndex(event => event.id === sentinel.id))
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createdEvent, type OrderEvent } from '../events.js'
 import type { ConformanceCase } from './case.js'
-import { FAR_FUTURE, ids, orderOf, readAll, readFeed, readSubscriptionUntil } from './fixtures.js'
+import { FAR_FUTURE, ids, orderOf, readAll, readFeed, readSubscriptionUntil, storeEvent } from './fixtures.js'
 
 export const subscriptionCases: readonly ConformanceCase[] = Object.freeze([
   {
@@ -11,7 +11,7 @@ export const subscriptionCases: readonly ConformanceCase[] = Object.freeze([
     name: 'purgeEvents keeps what a live subscription has not handled',
     async run (storage) {
       const events = Array.from({ length: 4 }, () => createdEvent(orderOf()))
-      for (const event of events) await storage.create(event.order, event)
+      for (const event of events) await storeEvent(storage, event)
       await readFeed(storage, 4)
       assert.equal((await storage.lease({ name: 'keeper', holder: 'h1', ttl: 60_000, from: 'start' })).held, true)
       assert.equal(await storage.checkpoint('keeper', 'h1', null, events[0]!.id), true)
@@ -29,13 +29,13 @@ export const subscriptionCases: readonly ConformanceCase[] = Object.freeze([
     name: 'a subscription from start reads from the oldest event, one from now only what comes later',
     async run (storage) {
       const before = createdEvent(orderOf())
-      await storage.create(before.order, before)
+      await storeEvent(storage, before)
       await readFeed(storage, 1)
       assert.deepEqual(await storage.lease({ name: 'from-start', holder: 'h', ttl: 60_000, from: 'start' }), { held: true, lastEventId: null })
       assert.deepEqual(await storage.lease({ name: 'from-now', holder: 'h', ttl: 60_000, from: 'now' }), { held: true, lastEventId: null })
       assert.deepEqual(await storage.readSubscription('from-now', 10), [], 'nothing stored before a now subscription starts')
       const after = createdEvent(orderOf())
-      await storage.create(after.order, after)
+      await storeEvent(storage, after)
       assert.deepEqual(await readSubscriptionUntil(storage, 'from-now', 1), [after])
       assert.deepEqual(await readSubscriptionUntil(storage, 'from-start', 2), [before, after])
       assert.deepEqual(await storage.lease({ name: 'from-now', holder: 'h', ttl: 60_000, from: 'start' }), { held: true, lastEventId: null },
@@ -49,7 +49,7 @@ export const subscriptionCases: readonly ConformanceCase[] = Object.freeze([
     name: 'checkpoint is a compare-and-set on the holder and the last event',
     async run (storage) {
       const events = [createdEvent(orderOf()), createdEvent(orderOf())]
-      for (const event of events) await storage.create(event.order, event)
+      for (const event of events) await storeEvent(storage, event)
       await readFeed(storage, 2)
       const [first, second] = events as [OrderEvent, OrderEvent]
       await storage.lease({ name: 'cas', holder: 'h1', ttl: 60_000, from: 'start' })
@@ -69,7 +69,7 @@ export const subscriptionCases: readonly ConformanceCase[] = Object.freeze([
     name: 'a lease is held by one holder until it lapses or is released',
     async run (storage) {
       const event = createdEvent(orderOf())
-      await storage.create(event.order, event)
+      await storeEvent(storage, event)
       await readFeed(storage, 1)
       assert.deepEqual(await storage.lease({ name: 'lease', holder: 'h1', ttl: 60_000, from: 'start' }), { held: true, lastEventId: null })
       await storage.checkpoint('lease', 'h1', null, event.id)
@@ -83,7 +83,7 @@ export const subscriptionCases: readonly ConformanceCase[] = Object.freeze([
       await sleep(400)
       assert.equal((await storage.lease({ name: 'lease', holder: 'h1', ttl: 60_000, from: 'start' })).held, true, 'a lapsed lease is taken over')
       const next = createdEvent(orderOf())
-      await storage.create(next.order, next)
+      await storeEvent(storage, next)
       await readFeed(storage, 1, event.id)
       assert.equal(await storage.checkpoint('lease', 'h2', event.id, next.id), false, 'the holder that lost the lease cannot checkpoint')
       assert.equal(await storage.checkpoint('lease', 'h1', event.id, next.id), true)

@@ -1,7 +1,10 @@
 // The OrderStorage interface: what the plugin needs from a database, as three small capabilities.
-import type { OrderEvent } from '../events.js'
+import type { OrderCreatedEvent, OrderEvent } from '../events.js'
 import type { OrderPosition } from '../position.js'
-import type { Order } from '../schemas.js'
+import type { NewOrder, Order } from '../schemas.js'
+
+/** The `created` event of an order the storage has not numbered yet: it stores the event with the numbered order. */
+export type NewOrderCreatedEvent = Omit<OrderCreatedEvent, 'order'> & { order: NewOrder }
 
 /** The idempotency key a create claims, stored atomically with the order it created. */
 export interface IdempotencyClaim {
@@ -14,8 +17,10 @@ export interface IdempotencyClaim {
 }
 
 export type CreateResult =
-  /** The order was stored (and the claim with it, when one was given). */
+  /** The order was stored (and the claim with it, when one was given), with the number the storage chose. */
   | { created: true, order: Order }
+  /** The customer has another order with this `reference`: nothing was stored, not even the claim. */
+  | { created: false, referenceTaken: true }
   /** The key was already claimed by a live claim: nothing was stored; here is the order it created. */
   | { created: false, order: Order, fingerprint: string }
   /** The key is claimed but its order cannot be read yet (for adapters that cannot tell). */
@@ -24,6 +29,10 @@ export type CreateResult =
 /** One keyset page request. Filters combine with AND; an absent filter does not restrict. */
 export interface StorageListQuery {
   customerId?: string
+  /** The order with this number. */
+  number?: number
+  /** Orders with this reference (one per customer at most). */
+  reference?: string
   /** Any of these statuses. */
   statuses?: readonly string[]
   /** Any of these ids (at most 100). */
@@ -77,10 +86,15 @@ export interface Lease {
  */
 export interface OrderStore {
   /**
-   * Stores a new order and its `created` event. With a claim, stores the claim in the same atomic
-   * step, or stores nothing and returns the order of the live claim already stored under `claim.key`.
+   * Stores a new order and its `created` event. The storage chooses the order's `number`: a positive
+   * integer unique in the storage, larger than that of every order this instance created before; it
+   * stores and returns the order, and stores the event, with it. With a claim, stores the claim in the
+   * same atomic step, or stores nothing and returns the order of the live claim already stored under
+   * `claim.key`. An order whose `reference` its customer has on another order stores nothing
+   * (`referenceTaken`), checked after the claim, and by the storage itself so that it holds under
+   * concurrent creates.
    */
-  create: (order: Order, event: OrderEvent, claim?: IdempotencyClaim) => Promise<CreateResult>
+  create: (order: NewOrder, event: NewOrderCreatedEvent, claim?: IdempotencyClaim) => Promise<CreateResult>
   /** The order with this id, or undefined. */
   get: (id: string) => Promise<Order | undefined>
   /** A page of matching orders in the requested order, at most `limit` long. */
@@ -140,6 +154,22 @@ export interface SubscriptionStore {
 export interface OrderStorage extends OrderStore, EventFeedStore, SubscriptionStore {
   /** Prepares the store (tables, indexes); the plugin awaits it at register, before serving. */
   init?: () => Promise<void>
+  /**
+   * For storages that can join a transaction the host opened (`app.orders.withTransaction`): the
+   * orders whose statements run on `client`, inside that transaction. Absent where the storage cannot.
+   */
+  joinTransaction?: (client: unknown) => TransactionOrderStore
+}
+
+/** Orders read and written inside a host's transaction: the plugin learns its outcome from `settled`. */
+export interface TransactionOrderStore extends Omit<OrderStore, 'purgeIdempotencyKeys'> {
+  /**
+   * Resolves once the transaction that stored the event `eventId` (through this store) has ended:
+   * true when it committed with the event, false when it rolled back (or the event was rolled back
+   * to a savepoint). Until then the change is invisible to everyone else. Rejects once `signal` aborts
+   * (the app closes) before the transaction ends.
+   */
+  settled: (eventId: string, signal: AbortSignal) => Promise<boolean>
 }
 
 /** The methods of each capability, as the plugin checks them at register and the conformance suite does. */

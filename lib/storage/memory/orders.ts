@@ -1,7 +1,7 @@
-// Orders in memory: by id, two sorted indexes, and idempotency claims; each change appends its event.
+// Orders in memory: by id, number and reference, two sorted indexes, and idempotency claims; each change appends its event.
 import type { OrderEvent } from '../../events.js'
-import type { Order } from '../../schemas.js'
-import type { CreateResult, IdempotencyClaim, OrderStore, StorageListQuery } from '../types.js'
+import type { NewOrder, Order } from '../../schemas.js'
+import type { CreateResult, IdempotencyClaim, NewOrderCreatedEvent, OrderStore, StorageListQuery } from '../types.js'
 import { insert, mergePage, precedes, remove, swap } from './sorted.js'
 
 interface StoredClaim {
@@ -11,8 +11,11 @@ interface StoredClaim {
 }
 
 function matches (order: Order, query: StorageListQuery): boolean {
-  const { customerId, statuses, createdFrom, createdTo, after } = query
+  const { customerId, number, reference, ids, statuses, createdFrom, createdTo, after } = query
   return (customerId === undefined || order.customerId === customerId) &&
+    (ids === undefined || ids.includes(order.id)) &&
+    (number === undefined || order.number === number) &&
+    (reference === undefined || order.reference === reference) &&
     (statuses === undefined || statuses.includes(order.status)) &&
     (createdFrom === undefined || order.createdAt >= createdFrom) &&
     (createdTo === undefined || order.createdAt < createdTo) &&
@@ -31,6 +34,10 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
   const byStatus = new Map<string, Order[]>()
   const byCustomerStatus = new Map<string, Order[]>()
   const claims = new Map<string, StoredClaim>()
+  // Lookups by number, and by reference then customer (a reference is unique per customer).
+  const byNumber = new Map<number, Order>()
+  const byReference = new Map<string, Map<string, Order>>()
+  let lastNumber = 0
   // Claims in the order they were made, for purging expired ones; `head` is the oldest unpurged one.
   const claimQueue: Array<{ key: string, expiresAt: string }> = []
   let head = 0
@@ -46,17 +53,26 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
   // Statuses never hold a NUL, so the first NUL ends the status and the key is unambiguous.
   const customerStatusKey = (customerId: string, status: string) => `${status}\u0000${customerId}`
 
-  function create (order: Order, event: OrderEvent, claim?: IdempotencyClaim): CreateResult {
+  function create (newOrder: NewOrder, event: NewOrderCreatedEvent, claim?: IdempotencyClaim): CreateResult {
     if (claim !== undefined) {
       const stored = claims.get(claim.key)
-      if (stored !== undefined && stored.expiresAt > order.createdAt) {
+      if (stored !== undefined && stored.expiresAt > newOrder.createdAt) {
         return { created: false, order: byId.get(stored.orderId)!, fingerprint: stored.fingerprint }
       }
     }
-    if (byId.has(order.id)) throw new Error(`order id ${order.id} is already stored`)
-    assertNewEvent(event)
+    const { reference, customerId } = newOrder
+    if (reference !== undefined && byReference.get(reference)?.has(customerId) === true) return { created: false, referenceTaken: true }
+    if (byId.has(newOrder.id)) throw new Error(`order id ${newOrder.id} is already stored`)
+    assertNewEvent(event as OrderEvent)
+    const order: Order = { ...newOrder, number: ++lastNumber }
     byId.set(order.id, order)
-    append(event)
+    byNumber.set(order.number, order)
+    if (reference !== undefined) {
+      const byCustomer = byReference.get(reference)
+      if (byCustomer === undefined) byReference.set(reference, new Map([[customerId, order]]))
+      else byCustomer.set(customerId, order)
+    }
+    append({ ...event, order })
     insert(indexOf(byStatus, order.status), order)
     insert(indexOf(byCustomerStatus, customerStatusKey(order.customerId, order.status)), order)
     if (claim !== undefined) {
@@ -66,15 +82,25 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     return { created: true, order }
   }
 
+  /** The few orders a lookup names (by number, ids or reference), or undefined when the filter has none. */
+  function candidatesOf ({ number, ids, reference, customerId }: StorageListQuery): Iterable<Order | undefined> | undefined {
+    if (number !== undefined) return [byNumber.get(number)]
+    if (ids !== undefined) return [...new Set(ids)].map(id => byId.get(id))
+    if (reference === undefined) return undefined
+    const byCustomer = byReference.get(reference)
+    return customerId === undefined ? byCustomer?.values() ?? [] : [byCustomer?.get(customerId)]
+  }
+
   function list (query: StorageListQuery): Order[] {
     const { customerId, statuses, ids, limit } = query
     // An id of another type is refused, never coerced into one that names another customer's orders.
     if (customerId !== undefined) stringId(customerId)
     ids?.forEach(stringId)
-    if (ids !== undefined) {
+    if (query.reference !== undefined) stringId(query.reference)
+    const candidates = candidatesOf(query)
+    if (candidates !== undefined) {
       const found: Order[] = []
-      for (const id of new Set(ids)) {
-        const order = byId.get(id)
+      for (const order of candidates) {
         if (order !== undefined && matches(order, query)) found.push(order)
       }
       return found.sort((a, b) => precedes(a, b, query.order) ? -1 : 1).slice(0, limit)
@@ -91,6 +117,8 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     if (previous === undefined || previous.version !== expectedVersion) return false
     assertNewEvent(event)
     byId.set(order.id, order)
+    byNumber.set(order.number, order)
+    if (order.reference !== undefined) byReference.get(order.reference)!.set(order.customerId, order)
     append(event)
     const byCustomerKey = customerStatusKey(order.customerId, order.status)
     if (previous.status !== order.status) {

@@ -8,6 +8,7 @@ import { orderStore } from './orders.js'
 import { initSchema, upgradeSchema } from './schema.js'
 import { subscriptionStore } from './subscriptions.js'
 import { tablesOf } from './tables.js'
+import { transactionStore } from './transaction.js'
 
 export type { PostgresClient }
 export { postgresSchemaSql, type PostgresSchemaOptions } from './schema.js'
@@ -40,7 +41,8 @@ function invalid (message: string) {
  * (the plugin calls it at register).
  * Every operation is one statement, so several app instances can share a database: creates with an
  * idempotency key claim it and store the order atomically, replaces are compare-and-set on `version`,
- * and every list page is read from an index.
+ * and every list page is read from an index. `app.orders.withTransaction(client)` runs the same
+ * statements on a client inside the host's own transaction.
  */
 export function postgresStorage (options: PostgresStorageOptions): OrderStorage {
   const { client, table = 'fastify_orders', prepare = false } = options
@@ -54,7 +56,8 @@ export function postgresStorage (options: PostgresStorageOptions): OrderStorage 
     ...orderStore(tables, run),
     list: listOrders(tables, query),
     ...eventFeedStore(tables, run),
-    ...subscriptionStore(tables, run)
+    ...subscriptionStore(tables, run),
+    joinTransaction: client => transactionStore(tables, query, client)
   }
 }
 

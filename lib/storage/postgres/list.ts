@@ -12,30 +12,42 @@ interface Bound {
 
 export function listOrders ({ orders }: Tables, query: Run) {
   return async function list (listQuery: StorageListQuery): Promise<Order[]> {
-    const { customerId, ids, createdFrom, createdTo, after, limit } = listQuery
+    const { customerId, number, reference, ids, createdFrom, createdTo, after, limit } = listQuery
     const statuses = listQuery.statuses === undefined ? undefined : [...new Set(listQuery.statuses)]
     if (statuses?.length === 0) return []
     const asc = listQuery.order === 'asc'
     const params: unknown[] = []
     const param = (value: unknown, type: string) => `$${params.push(value)}::${type}`
     const conditions: string[] = []
-    // The columns the filter fixes lead the index that serves the page: (customer_id?, status?, created_at, id).
+    // The columns the filter fixes lead the index that serves the page: (customer_id?, status?, created_at, id),
+    // or (reference, created_at, id).
     const fixedColumns: string[] = []
     const fixedValues: string[] = []
-    if (customerId !== undefined) {
-      fixedColumns.push('customer_id')
-      fixedValues.push(param(columnText(customerId), 'text'))
-    }
-    // With ids, at most 100 orders are read by primary key, whatever else the filter says.
-    if (ids !== undefined) {
-      conditions.push(`id = ANY(${param(ids.map(columnText), 'text[]')})`)
+    const condition = (column: string, value: string) => conditions.push(`${column} = ${value}`)
+    if (reference !== undefined) conditions.push('reference IS NOT NULL')
+    // A number, or a reference with a customer, names at most one order, through a unique index;
+    // ids name at most 100, read by primary key. Every other filter is a condition on those few.
+    if (number !== undefined || ids !== undefined || (reference !== undefined && customerId !== undefined)) {
+      if (number !== undefined) condition('number', param(number, 'bigint'))
+      if (customerId !== undefined) condition('customer_id', param(columnText(customerId), 'text'))
+      if (reference !== undefined) condition('reference', param(columnText(reference), 'text'))
+      if (ids !== undefined) conditions.push(`id = ANY(${param(ids.map(columnText), 'text[]')})`)
       if (statuses !== undefined) conditions.push(`status = ANY(${param(statuses.map(columnText), 'text[]')})`)
-    } else if (statuses !== undefined) {
-      fixedColumns.push('status')
+    } else if (reference !== undefined) {
+      // The orders of one reference, one per customer at most: walked in page order, statuses a condition.
+      fixedColumns.push('reference')
+      fixedValues.push(param(columnText(reference), 'text'))
+      if (statuses !== undefined) conditions.push(`status = ANY(${param(statuses.map(columnText), 'text[]')})`)
+    } else {
+      if (customerId !== undefined) {
+        fixedColumns.push('customer_id')
+        fixedValues.push(param(columnText(customerId), 'text'))
+      }
+      if (statuses !== undefined) fixedColumns.push('status')
     }
     // Several statuses: one walk each, merged, so a page reads at most `limit` rows per status.
-    const walks = ids === undefined && statuses !== undefined
-      ? statuses.map(status => [...fixedValues, param(columnText(status), 'text')])
+    const walks = fixedColumns.at(-1) === 'status'
+      ? statuses!.map(status => [...fixedValues, param(columnText(status), 'text')])
       : [fixedValues]
 
     // The page is a range of that index between two bounds on (created_at, id): the tighter of the cursor

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { codes } from '../../errors.js'
 import { runnerOf, type PostgresClient, type Run } from './client.js'
-import { SCHEMA_VERSION, schemaSteps } from './migrations.js'
+import { REPEAT, SCHEMA_VERSION, schemaSteps } from './migrations.js'
 import { tablesOf, type Tables } from './tables.js'
 
 /** How often an instance waiting for another's upgrade looks again. */
@@ -77,7 +77,11 @@ async function upgradeLocked (client: PostgresClient, tables: Tables): Promise<v
         if (from === 0) await checkNamesFree(query, tables)
         if (from === 1) await checkReleaseOne(query, tables)
         for (const step of schemaSteps(tables).filter(step => step.version > from)) {
-          for (const statement of step.statements) await query(statement, [])
+          for (const statement of step.statements) {
+            // A backfill runs in batches, each its own short transaction, until nothing is left.
+            let rows = await query(statement, [])
+            while (statement.startsWith(REPEAT) && rows.length > 0) rows = await query(statement, [])
+          }
           if (step.version > 1) await query(`UPDATE ${tables.schema} SET version = $1::int`, [step.version])
         }
       } finally {
@@ -88,10 +92,12 @@ async function upgradeLocked (client: PostgresClient, tables: Tables): Promise<v
 }
 
 /** Every relation the storage owns, as the layout this release writes has it: kind, and table for an index. */
-function relationsOf ({ orders, keys, events, subscriptions, schema, indexes }: Tables): Array<[string, 'r' | 'i', string?]> {
+function relationsOf ({ orders, keys, events, subscriptions, schema, numbers, indexes }: Tables): Array<[string, 'r' | 'i' | 'S', string?]> {
   return [
     ...[orders, keys, events, subscriptions, schema].map((table): [string, 'r'] => [bare(table), 'r']),
-    ...[indexes.created, indexes.customer, indexes.status, indexes.customerStatus].map((index): [string, 'i', string] => [bare(index), 'i', bare(orders)]),
+    [bare(numbers), 'S'],
+    ...[indexes.created, indexes.customer, indexes.status, indexes.customerStatus, indexes.number, indexes.reference, indexes.referenceCreated]
+      .map((index): [string, 'i', string] => [bare(index), 'i', bare(orders)]),
     [bare(indexes.keysExpiry), 'i', bare(keys)],
     [bare(indexes.feed), 'i', bare(events)]
   ]
@@ -118,7 +124,7 @@ async function checkRelations (query: Run, tables: Tables): Promise<void> {
         `restore it, or drop every relation whose name starts with "${tables.name}_" (and "${tables.name}") to start afresh`)
     }
     const found = row.kind === 'i' ? `is an index on "${row.table}"` : `is a relation of kind "${row.kind}"`
-    const wanted = kind === 'r' ? 'a table' : `an index on "${table}"`
+    const wanted = kind === 'r' ? 'a table' : kind === 'S' ? 'a sequence' : `an index on "${table}"`
     throw new codes.ORDER_INVALID_OPTIONS(`postgresStorage table "${tables.name}": "${name}" ${found}, where the storage needs ${wanted}; ` +
       'another storage or table uses its names, so choose another table option')
   })

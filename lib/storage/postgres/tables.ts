@@ -16,6 +16,8 @@ export interface Tables {
   schema: string
   /** The function that gives new events the current epoch. */
   epoch: string
+  /** The sequence order numbers are drawn from. */
+  numbers: string
   indexes: {
     created: string
     customer: string
@@ -25,6 +27,12 @@ export interface Tables {
     /** Release 0.1's feed index, on (tx, seq): replaced by `feed` in version 2. */
     position: string
     feed: string
+    /** Unique: an order number names one order. */
+    number: string
+    /** Unique per customer: (customer_id, reference). */
+    reference: string
+    /** (reference, created_at, id): orders of one reference across customers, in page order. */
+    referenceCreated: string
   }
 }
 
@@ -41,6 +49,7 @@ export function tablesOf (table: string): Tables {
     subscriptions: quote(`${table}_subscriptions`),
     schema: quote(`${table}_schema`),
     epoch: quote(`${table}_epoch`),
+    numbers: quote(`${table}_number_seq`),
     indexes: {
       created: quote(`${table}_created_idx`),
       customer: quote(`${table}_customer_created_idx`),
@@ -48,7 +57,10 @@ export function tablesOf (table: string): Tables {
       customerStatus: quote(`${table}_customer_status_created_idx`),
       keysExpiry: quote(`${table}_idempotency_keys_expires_idx`),
       position: quote(`${table}_events_position_idx`),
-      feed: quote(`${table}_events_feed_idx`)
+      feed: quote(`${table}_events_feed_idx`),
+      number: quote(`${table}_number_idx`),
+      reference: quote(`${table}_customer_reference_idx`),
+      referenceCreated: quote(`${table}_reference_created_idx`)
     }
   }
 }

@@ -9,6 +9,7 @@ t.test('the example storage keeps orders in its PGlite data directory across a r
   const createdAt = '2026-01-01T10:00:00.000Z'
   const order: Order = {
     id: 'ord_1',
+    number: 0,
     customerId: 'cus_42',
     status: 'pending',
     currency: 'EUR',

@@ -75,6 +75,7 @@ t.test('getOrderList over PostgreSQL pages exactly as the memory storage does, f
     const createdAt = new Date(Date.UTC(2026, 0, 1, 10, 0, Math.floor(i / 4))).toISOString()
     const order: Order = {
       id: `${ids[i % ids.length]}-${i % 3}-${i}`,
+      number: 0,
       customerId: `cus_${i % 3}`,
       status: statuses[i % statuses.length]!,
       currency: 'EUR',

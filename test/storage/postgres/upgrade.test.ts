@@ -37,6 +37,11 @@ async function snapshotOf (client: PostgresClient, table: string) {
   }
 }
 
+/** Runs one statement of postgresSchemaSql as a DBA would: a batched backfill again until it returns no row. */
+async function runStatement (statement: string): Promise<void> {
+  while ((await db.client.query(statement, [])).rows.length > 0 && statement.startsWith('-- Run again until it returns no row.'));
+}
+
 /** Every event the feed lists from the start. */
 async function wholeFeed (app: { orders: { listEvents: (query: { after?: string, limit?: number }) => Promise<{ items: OrderEvent[] }> } }) {
   const events: OrderEvent[] = []
@@ -68,7 +73,7 @@ async function assertUpgrades (t: Test, client: PostgresClient, table: string, s
   t.same((await client.query(`SELECT version FROM "${table}_schema"`, [])).rows, [{ version: POSTGRES_SCHEMA_VERSION }])
 
   const after = await snapshotOf(client, table)
-  t.same(after.orders, before.orders, 'every order, as it was')
+  t.same(after.orders, before.orders.map((order, i) => ({ ...order, number: i + 1 })), 'every order, as it was, numbered in creation order')
   t.same(after.keys, before.keys, 'every idempotency key')
   t.same(after.checkpoints, before.checkpoints, 'every checkpoint')
   apps.forEach((app, i) => app.orders.subscribe('erp', async event => { received[i]!.push(event) }, quick))
@@ -79,6 +84,7 @@ async function assertUpgrades (t: Test, client: PostgresClient, table: string, s
   // New changes come after every restored event.
   const created = []
   for (let i = 0; i < 3; i++) created.push(await app.orders.create(orderBody({ customerId: `cus_new_${i}` })))
+  t.same(created.map(order => order.number), [46, 47, 48], 'new orders are numbered after every upgraded one')
   await app.orders.updateStatus({ id: before.orders[0]!.id, status: 'cancelled' })
   await eventually('the feed lists the four new events', async () => (await wholeFeed(app)).length === 62)
   const feed = await wholeFeed(app)
@@ -127,9 +133,9 @@ t.test('a DBA upgrades with the exported SQL; the app then starts without DDL', 
   const table = db.freshTable()
   await loadRelease01(db.client, table)
   const steps = postgresSchemaSql({ table, from: 1 })
-  t.same(steps.map(step => step.version), [2])
+  t.same(steps.map(step => step.version), [2, 3])
   t.ok(steps.every(step => step.summary.length > 0))
-  for (const statement of steps.flatMap(step => step.statements)) await db.client.query(statement, [])
+  for (const statement of steps.flatMap(step => step.statements)) await runStatement(statement)
   const statements: string[] = []
   const client: PostgresClient = { query: (text, params) => { statements.push(text); return db.client.query(text, params) } }
   await postgresStorage({ client, table }).init!()
@@ -239,5 +245,23 @@ t.test('an upgrade cut short part way through a step resumes where it stopped', 
   const before = await snapshotOf(db.client, table)
   await postgresStorage({ client: db.client, table }).init!()
   t.same((await db.client.query(`SELECT version, epoch FROM "${table}_schema"`, [])).rows.map(row => row.version), [POSTGRES_SCHEMA_VERSION])
-  t.same(await snapshotOf(db.client, table), before, 'nothing lost')
+  const after = await snapshotOf(db.client, table)
+  t.same(after, { ...before, orders: before.orders.map((order, i) => ({ ...order, number: i + 1 })) }, 'nothing lost')
+})
+
+t.test('orders stored before numbers existed get them in creation order, over several batches', async t => {
+  const table = db.freshTable()
+  // The layout of version 2, with 2,500 orders: more than two batches of the backfill.
+  for (const step of postgresSchemaSql({ table }).filter(step => step.version <= 2)) {
+    for (const statement of step.statements) await db.client.query(statement, [])
+  }
+  await db.client.query(`INSERT INTO "${table}" (id, customer_id, status, created_at, version, document)
+    SELECT 'ord_' || lpad(i::text, 5, '0'), 'cus_' || (i % 7), 'pending', to_char(timestamp '2026-01-01' + (2500 - i) * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 1,
+      json_build_object('id', 'ord_' || lpad(i::text, 5, '0'))
+    FROM generate_series(1, 2500) AS i`, [])
+  await upgradePostgresSchema({ client: db.client, table })
+  const { rows } = await db.client.query(`SELECT id, number::int AS number, document::text AS document FROM "${table}" ORDER BY created_at, id`, [])
+  t.same(rows.map(row => row.number), rows.map((_, i) => i + 1), 'numbers 1 to 2,500 in creation order, the newest id first here')
+  t.ok(rows.every(row => JSON.parse(row.document).number === row.number), 'each document carries its number')
+  t.same((await db.client.query('SELECT is_nullable FROM information_schema.columns WHERE table_name = $1 AND column_name = \'number\'', [table])).rows, [{ is_nullable: 'NO' }])
 })

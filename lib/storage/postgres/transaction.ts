@@ -1,0 +1,52 @@
+// Orders inside a transaction the host opened: the same statements on its client, and the outcome learned from the database.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { codes } from '../../errors.js'
+import type { TransactionOrderStore } from '../types.js'
+import { runnerOf, type PostgresClient, type Run } from './client.js'
+import { listOrders } from './list.js'
+import { orderStore } from './orders.js'
+import type { Tables } from './tables.js'
+
+/** How long the first look at a transaction's outcome waits, and the longest wait between two looks. */
+const FIRST_LOOK = 5
+const LONGEST_LOOK = 500
+
+/** The name of the savepoint a create with a reference runs under, so a taken reference leaves the host's transaction usable. */
+const SAVEPOINT = 'fastify_order_create'
+
+/**
+ * Orders whose statements run on `client`, inside the host's transaction. `query` is the storage's
+ * own client: it learns when that transaction has ended from `pg_xact_status` of the transaction id
+ * each write reports, and whether the event is there, which a rollback to a savepoint would undo.
+ */
+export function transactionStore (tables: Tables, query: Run, client: unknown): TransactionOrderStore {
+  if (typeof (client as PostgresClient | null)?.query !== 'function') {
+    throw new codes.ORDER_INVALID_OPTIONS('withTransaction needs the client the transaction runs on: a pg.Client (from pool.connect()) or a PGlite transaction, with query(text, params)')
+  }
+  const { query: run } = runnerOf(client as PostgresClient, false)
+  const transactions = new Map<string, string>()
+  const store = orderStore(tables, run, (eventId, tx) => transactions.set(eventId, tx))
+  const outcome = `SELECT pg_xact_status($1::xid8) AS status, EXISTS (SELECT 1 FROM ${tables.events} WHERE id = $2::uuid) AS stored`
+
+  return {
+    ...store,
+    async create (order, event, claim) {
+      if (order.reference === undefined) return store.create(order, event, claim)
+      // A taken reference is a failed statement, which would abort the whole transaction.
+      await run(`SAVEPOINT ${SAVEPOINT}`, [])
+      const result = await store.create(order, event, claim)
+      await run(result.created === false && 'referenceTaken' in result ? `ROLLBACK TO SAVEPOINT ${SAVEPOINT}` : `RELEASE SAVEPOINT ${SAVEPOINT}`, [])
+      return result
+    },
+    list: listOrders(tables, run),
+    async settled (eventId, signal) {
+      const tx = transactions.get(eventId)!
+      transactions.delete(eventId)
+      for (let wait = FIRST_LOOK; ; wait = Math.min(wait * 2, LONGEST_LOOK)) {
+        await sleep(wait, undefined, { signal })
+        const [{ status, stored }] = await query<{ status: string | null, stored: boolean }>(outcome, [tx, eventId]) as [{ status: string | null, stored: boolean }]
+        if (status !== 'in progress') return status !== 'aborted' && stored
+      }
+    }
+  }
+}
