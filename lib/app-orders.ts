@@ -31,6 +31,11 @@ export interface OrderCalls {
   updateStatus: (input: UpdateOrderStatusInput, options?: OrderCallOptions) => Promise<Order>
 }
 
+/** A client inside a transaction the host opened: a `pg` client from `pool.connect()`, a `pg.Client`, a PGlite transaction. */
+export interface TransactionClient {
+  query: (text: string, params: unknown[]) => Promise<{ rows: unknown[] }>
+}
+
 /** The order module without HTTP, decorated as `app.orders`: same validation, same errors. */
 export interface OrderService extends OrderCalls {
   /**
@@ -39,7 +44,7 @@ export interface OrderService extends OrderCalls {
    * roll back together. Listeners of these changes run once the plugin sees the transaction commit,
    * never if it rolls back. ORDER_INVALID_OPTIONS where the storage cannot join a transaction.
    */
-  withTransaction: (client: unknown) => OrderCalls
+  withTransaction: (client: TransactionClient) => OrderCalls
   on: <E extends keyof OrderEvents>(event: E, listener: OrderEvents[E]) => OrderService
   /** A page of the durable event feed, in feed order. */
   listEvents: (query?: ListEventsQuery) => Promise<EventPage>

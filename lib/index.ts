@@ -52,18 +52,18 @@ export {
   ListOrdersBodySchema, OrderPageSchema, UpdateOrderStatusBodySchema
 } from './schemas.js'
 export type {
-  Order, OrderItem, StatusChange, CreateOrderInput, ListOrdersQuery, ListOrdersFilter, OrderPage,
+  Order, NewOrder, OrderItem, StatusChange, CreateOrderInput, ListOrdersQuery, ListOrdersFilter, OrderPage,
   UpdateOrderStatusInput, OrderErrorBody, OrderSchemas, SchemaLimits, ListEventsQuery
 } from './schemas.js'
 export type { OrderPluginOptions } from './options.js'
 export type { Authorize, OrderHooks, OrderOperation } from './routes.js'
-export type { OrderService, OrderCallOptions, CreateOrderOptions } from './app-orders.js'
+export type { OrderService, OrderCalls, OrderCallOptions, CreateOrderOptions, TransactionClient } from './app-orders.js'
 export type { OrderScope } from './scope.js'
 export type { OrderEvents, StatusChangedEvent } from './listeners.js'
 export type { OrderEvent, OrderCreatedEvent, OrderStatusChangedEvent, EventPage } from './events.js'
 export type { OrderEventHandler, SubscribeOptions, SubscriptionStatus } from './subscriptions.js'
 export type {
-  OrderStorage, OrderStore, EventFeedStore, SubscriptionStore, CreateResult, IdempotencyClaim, StorageListQuery,
-  StorageEventQuery, LeaseRequest, Lease
+  OrderStorage, OrderStore, EventFeedStore, SubscriptionStore, TransactionOrderStore, CreateResult, IdempotencyClaim,
+  StorageListQuery, StorageEventQuery, LeaseRequest, Lease, NewOrderCreatedEvent
 } from './storage/types.js'
 export type { OrderPosition } from './position.js'

@@ -5,7 +5,7 @@ import orderPlugin, {
   codes, memoryStorage, defaultWorkflow, CreateOrderBodySchema, OrderSchema,
   type CreateOrderInput, type ListOrdersQuery, type Order, type OrderItem, type OrderPage, type OrderPluginOptions,
   type OrderService, type OrderStorage, type UpdateOrderStatusInput, type Authorize, type OrderEvent, type EventPage,
-  type SubscriptionStatus
+  type SubscriptionStatus, type OrderCalls
 } from '../../lib/index.js'
 import { Type, type Static } from '@sinclair/typebox'
 
@@ -30,6 +30,23 @@ test('app.orders is the typed service', () => {
     expect(to).type.toBe<string>()
   })
   expect(app.orders.on).type.not.toBeCallableWith('deleted', () => {})
+})
+
+test('orders carry a number and, when given, the client\'s reference; both are filters', () => {
+  expect<Order['number']>().type.toBe<number>()
+  expect<Order['reference']>().type.toBe<string | undefined>()
+  expect<CreateOrderInput['reference']>().type.toBe<string | undefined>()
+  expect<CreateOrderInput>().type.not.toHaveProperty('number')
+  expect<NonNullable<ListOrdersQuery['filter']>['number']>().type.toBe<number | undefined>()
+  expect<NonNullable<ListOrdersQuery['filter']>['reference']>().type.toBe<string | undefined>()
+})
+
+test('withTransaction gives the same calls on the host\'s client', () => {
+  const calls = app.orders.withTransaction({ query: async () => ({ rows: [] }) })
+  expect(calls).type.toBe<OrderCalls>()
+  expect(calls.create(null as unknown as CreateOrderInput)).type.toBe<Promise<Order>>()
+  expect(calls).type.not.toHaveProperty('on')
+  expect(app.orders.withTransaction).type.not.toBeCallableWith({})
 })
 
 test('request and response types come from the TypeBox schemas', () => {
