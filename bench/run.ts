@@ -22,6 +22,8 @@ const USAGE = `Usage: npm run bench -- [options]
                      postgres too when DATABASE_URL is set)
   --memory-only      only the memory storage and the baseline
   --route <name>     only this route: getOrderList or createOrder (repeatable; default both)
+  --reference        every createOrder body carries a reference of its own (unique per customer
+                     in every server: the plugin's index and the hand-written one)
   --only <part>      http (req/s), custom-fields (createOrder with custom fields against without,
                      memory storage, and the same pair on bare Fastify), store (page cost and heap
                      per order), feed (events read per second, subscription latency) or soak
@@ -44,6 +46,7 @@ const { values: flags } = parseArgs({
     storage: { type: 'string', multiple: true },
     'memory-only': { type: 'boolean', default: false },
     route: { type: 'string', multiple: true },
+    reference: { type: 'boolean', default: false },
     only: { type: 'string' },
     quick: { type: 'boolean', default: false },
     source: { type: 'boolean', default: false },
@@ -158,15 +161,20 @@ interface Load {
 // Set while database servers run, when a PostgreSQL server is at DATABASE_URL.
 let backends: BackendCpu | undefined
 
+let references = 0
+
 async function load (server: Server, route: Route, seconds: number, body = bodies[route]): Promise<Load> {
   const databaseCpu = async () => server.applicationName === undefined ? undefined : await backends?.cpu(server.applicationName)
   const databaseBefore = await databaseCpu()
   const cpuBefore = await cpuTime(server)
+  // With --reference, each create sends the body with a reference no create used before.
+  const withReference = flags.reference && route === 'createOrder'
   const result = await autocannon({
     url: `${server.url}/order/${route}`,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body,
+    ...withReference && { requests: [{ setupRequest: request => ({ ...request, body: `${body.slice(0, -1)},"reference":"ref_${++references}"}` }) }] },
     connections,
     duration: seconds
   })

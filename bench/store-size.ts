@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import Fastify from 'fastify'
-import type { ListOrdersFilter, Order, OrderStorage } from '../lib/index.js'
+import type { ListOrdersFilter, NewOrder, OrderStorage } from '../lib/index.js'
 import { formatCount, median, printTable } from './report.js'
 import { loadPlugin } from './storages.js'
 
@@ -26,7 +26,7 @@ async function appWith (storage: OrderStorage, eventRetention?: number) {
 }
 
 /** Stores an order with its created event, as the plugin does. */
-function store (storage: OrderStorage, order: Order) {
+function store (storage: OrderStorage, order: NewOrder) {
   return storage.create(order, { id: randomUUID(), type: 'created', at: order.createdAt, order })
 }
 
@@ -34,7 +34,7 @@ function store (storage: OrderStorage, order: Order) {
  * The `index`-th order of the store, one second after the previous one, with the spread of a shop with
  * history: the 30 oldest are shipped (a rare status, at the old end), the rest pending, paid or cancelled.
  */
-function orderAt (index: number): Order {
+function orderAt (index: number): NewOrder {
   const createdAt = createdAtOf(index)
   const status = index < 30 ? 'shipped' : STATUSES[index % STATUSES.length]!
   const statusHistory = status === 'pending' ? [{ status, at: createdAt }] : [{ status: 'pending', at: createdAt }, { status, at: createdAt }]

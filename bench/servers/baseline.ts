@@ -26,6 +26,7 @@ app.addSchema(OrderErrorSchema)
 const orders = new Map<string, Order>()
 // Orders of each customer in creation order, so a newest-first page is a walk from the end.
 const byCustomer = new Map<string, Order[]>()
+let lastNumber = 0
 
 app.post('/order/createOrder', {
   schema: { body: CreateOrderBodySchema, response: { 201: { $ref: 'Order#' }, 400: { $ref: 'OrderError#' } } }
@@ -37,6 +38,7 @@ app.post('/order/createOrder', {
   const createdAt = new Date().toISOString()
   const order: Order = {
     id: randomUUID(),
+    number: ++lastNumber,
     customerId,
     status: 'pending',
     currency,
