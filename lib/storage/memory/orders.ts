@@ -64,7 +64,9 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     if (reference !== undefined && byReference.get(reference)?.has(customerId) === true) return { created: false, referenceTaken: true }
     if (byId.has(newOrder.id)) throw new Error(`order id ${newOrder.id} is already stored`)
     assertNewEvent(event as OrderEvent)
-    const order: Order = { ...newOrder, number: ++lastNumber }
+    // The plugin hands over an order and event of its own: numbered in place rather than copied.
+    const order = newOrder as Order
+    order.number = ++lastNumber
     byId.set(order.id, order)
     byNumber.set(order.number, order)
     if (reference !== undefined) {
@@ -72,7 +74,9 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
       if (byCustomer === undefined) byReference.set(reference, new Map([[customerId, order]]))
       else byCustomer.set(customerId, order)
     }
-    append({ ...event, order })
+    const created = event as OrderEvent
+    created.order = order
+    append(created)
     insert(indexOf(byStatus, order.status), order)
     insert(indexOf(byCustomerStatus, customerStatusKey(order.customerId, order.status)), order)
     if (claim !== undefined) {
