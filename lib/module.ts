@@ -70,18 +70,17 @@ export function createOrderModule (config: OrderModuleConfig): OrderModule {
     subscriptions.wake()
   }
 
-  // Listeners of a change made in the host's transaction wait for its commit; closing stops the wait.
+  // Listeners of a change made in the host's transaction wait for its commit; closing stops the wait
+  // (without waiting for a look under way, which on PGlite waits for that transaction to end).
   const closing = new AbortController()
-  const settling = new Set<Promise<void>>()
   function afterCommit (store: TransactionOrderStore, eventId: string, emit: () => Promise<void>): void {
-    const settled = store.settled(eventId, closing.signal).then(async committed => {
-      if (!committed) return
+    store.settled(eventId, closing.signal).then(async committed => {
+      if (!committed || closing.signal.aborted) return
       written()
       await emit()
     }, err => {
       if (!closing.signal.aborted) log.error({ err }, 'fastify-order: could not learn whether a transaction committed; its listeners did not run')
-    }).finally(() => settling.delete(settled))
-    settling.add(settled)
+    })
   }
 
   /**
@@ -145,7 +144,6 @@ export function createOrderModule (config: OrderModuleConfig): OrderModule {
     start: subscriptions.start,
     async close () {
       closing.abort()
-      await Promise.all([...settling])
       await subscriptions.close()
       await retention.close()
     }

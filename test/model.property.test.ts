@@ -78,6 +78,8 @@ class CreateOrder implements fc.AsyncCommand<Model, Real> {
     const order: Order = response.body
     assert.deepEqual(order, {
       id: order.id,
+      // Numbered in creation order; a replay makes no order and takes no number.
+      number: model.orders.length + 1,
       customerId: body.customerId,
       status: defaultWorkflow.initial,
       currency: body.currency,

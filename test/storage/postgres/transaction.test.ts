@@ -1,0 +1,191 @@
+// app.orders.withTransaction: the order, its event and the host's writes commit or roll back together, on PGlite and on the server.
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { PGlite, Transaction } from '@electric-sql/pglite'
+import Fastify from 'fastify'
+import pg from 'pg'
+import t, { type Test } from 'tap'
+import orderPlugin, { memoryStorage, type Order, type OrderEvent, type TransactionClient } from '../../../lib/index.js'
+import { postgresStorage } from '../../../lib/storage/postgres/index.js'
+import { eventually, orderBody } from '../../helper.js'
+import { testDatabase } from '../../postgres-helper.js'
+
+const db = await testDatabase(t)
+
+/** A host's own connection pool on the server; on PGlite, the one database. */
+function hostPool (t: Test, max: number): pg.Pool | undefined {
+  if (!db.server) return undefined
+  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max })
+  t.teardown(() => pool.end())
+  return pool
+}
+
+/**
+ * Runs `work` in a transaction the host opens, then commits it, or rolls it back when `work` says so
+ * (or throws): BEGIN ... COMMIT on a pooled pg client, `db.transaction` on PGlite.
+ */
+async function inTransaction<T> (pool: pg.Pool | undefined, work: (client: TransactionClient) => Promise<{ value: T, commit: boolean }>): Promise<T> {
+  if (pool === undefined) {
+    return (db.client as PGlite).transaction(async (tx: Transaction) => {
+      const { value, commit } = await work(tx)
+      if (!commit) await tx.rollback()
+      return value
+    })
+  }
+  const client = await pool.connect()
+  try {
+    await client.query('BEGIN')
+    const { value, commit } = await work(client)
+    await client.query(commit ? 'COMMIT' : 'ROLLBACK')
+    return value
+  } catch (err) {
+    await client.query('ROLLBACK')
+    throw err
+  } finally {
+    client.release()
+  }
+}
+
+/** The plugin on a table of its own, a stock table of the host's beside it, and a log of the created listener. */
+async function shop (t: Test, units: number) {
+  const table = db.freshTable()
+  const stock = `${table}_stock`
+  await db.client.query(`CREATE TABLE "${stock}" (sku text PRIMARY KEY, quantity int NOT NULL)`, [])
+  await db.client.query(`INSERT INTO "${stock}" VALUES ('A-1', $1::int)`, [units])
+  t.teardown(() => db.client.query(`DROP TABLE IF EXISTS "${stock}"`, []))
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(orderPlugin, { storage: postgresStorage({ client: db.client, table }) })
+  await app.ready()
+  const created: Order[] = []
+  app.orders.on('created', order => { created.push(order) })
+  /** Takes a unit and creates its order in one transaction; no order when the stock is gone. */
+  const checkout = (client: TransactionClient, customerId: string) => async () => {
+    const taken = await client.query(`UPDATE "${stock}" SET quantity = quantity - 1 WHERE sku = 'A-1' AND quantity > 0 RETURNING sku`, [])
+    if (taken.rows.length === 0) return { value: undefined, commit: false }
+    return { value: await app.orders.withTransaction(client).create(orderBody({ customerId })), commit: true }
+  }
+  const quantity = async () => (await db.client.query(`SELECT quantity FROM "${stock}"`, [])).rows[0].quantity as number
+  const feed = async () => {
+    const events: OrderEvent[] = []
+    for (;;) {
+      const { items } = await app.orders.listEvents({ after: events.at(-1)?.id, limit: 1000 })
+      if (items.length === 0) return events
+      events.push(...items)
+    }
+  }
+  return { app, created, checkout, quantity, feed }
+}
+
+t.test('a checkout: the order, its event and the stock change commit together; the listener runs after the commit', async t => {
+  const pool = hostPool(t, 2)
+  const { app, created, checkout, quantity, feed } = await shop(t, 3)
+  let seenInside: number | undefined
+  const order = await inTransaction(pool, async client => {
+    const result = await checkout(client, 'cus_1')()
+    await sleep(50)
+    seenInside = created.length
+    // On PGlite the app's own client waits for the transaction: PGlite runs one at a time.
+    if (db.server) t.same((await app.orders.list({ filter: { number: result.value!.number } })).items, [], 'others do not see the order before the commit')
+    return result
+  })
+  t.equal(seenInside, 0, 'no listener before the commit')
+  t.equal(order!.number, 1)
+  t.equal(await quantity(), 2, 'the stock change committed')
+  t.same((await app.orders.list({ filter: { number: order!.number } })).items.map(({ id }) => id), [order!.id], 'the order committed')
+  await eventually('the listener runs once the transaction has committed', () => created.length === 1)
+  t.equal(created[0]!.id, order!.id)
+  await eventually('the event is listed', async () => (await feed()).length === 1)
+  t.same((await feed()).map(event => [event.type, event.order.id, event.order.number]), [['created', order!.id, 1]])
+})
+
+t.test('a rolled-back checkout leaves no order, no event, no listener call and no delivery', async t => {
+  const pool = hostPool(t, 2)
+  const { app, created, checkout, quantity, feed } = await shop(t, 3)
+  const delivered: OrderEvent[] = []
+  app.orders.subscribe('shipping', async event => { delivered.push(event) }, { from: 'start', pollInterval: 20 })
+  const rolledBack = await inTransaction(pool, async client => ({ value: (await checkout(client, 'cus_1')()).value, commit: false }))
+  t.equal(await quantity(), 3, 'the stock change rolled back')
+  t.same((await app.orders.list({ filter: { number: rolledBack!.number } })).items, [], 'no order')
+  // A later checkout commits: the feed and the subscription have it, and only it.
+  const committed = await inTransaction(pool, async client => checkout(client, 'cus_2')())
+  await eventually('the committed order is delivered', () => delivered.length === 1)
+  await sleep(100)
+  t.same(delivered.map(event => event.order.id), [committed!.id], 'only the committed event is delivered')
+  t.same((await feed()).map(event => event.order.id), [committed!.id], 'only the committed event is listed')
+  t.same(created.map(order => order.id), [committed!.id], 'the listener ran for the committed order only')
+})
+
+t.test(`concurrent checkouts for the last units: exactly one order and one event per unit (${db.server ? 'server, 200 for 50' : 'PGlite, 20 for 5'})`, async t => {
+  const [attempts, units] = db.server ? [200, 50] : [20, 5]
+  const pool = hostPool(t, 20)
+  const { app, created, checkout, quantity, feed } = await shop(t, units)
+  const orders = await Promise.all(Array.from({ length: attempts }, (_, i) => inTransaction(pool, async client => checkout(client, `cus_${i}`)())))
+  const made = orders.filter(order => order !== undefined)
+  t.equal(made.length, units, 'one order per unit')
+  t.equal(await quantity(), 0, 'every unit taken once')
+  t.equal(new Set(made.map(order => order.number)).size, units, 'distinct numbers')
+  const listed = (await app.orders.list({ limit: 100 })).items
+  t.same(listed.map(order => order.id).sort(), made.map(order => order.id).sort(), 'the stored orders are exactly those of the committed checkouts')
+  await eventually('every event is listed', async () => (await feed()).length === units)
+  t.same((await feed()).map(event => event.order.id).sort(), made.map(order => order.id).sort(), 'one created event each, none for a rolled-back checkout')
+  await eventually('every listener ran', () => created.length === units)
+})
+
+t.test('inside a transaction, a stale move is a 409 and a taken reference leaves the transaction usable', async t => {
+  const pool = hostPool(t, 2)
+  const { app, quantity } = await shop(t, 3)
+  const order = await app.orders.create(orderBody({ customerId: 'cus_1', reference: 'cart_1' }))
+  await app.orders.updateStatus({ id: order.id, status: 'paid' })
+  const second = await inTransaction(pool, async client => {
+    const orders = app.orders.withTransaction(client)
+    await t.rejects(orders.updateStatus({ id: order.id, status: 'cancelled', expectedVersion: 1 }), { code: 'ORDER_VERSION_CONFLICT' })
+    await t.rejects(orders.create(orderBody({ customerId: 'cus_1', reference: 'cart_1' })), { code: 'ORDER_REFERENCE_TAKEN' })
+    const moved = await orders.updateStatus({ id: order.id, status: 'shipped' })
+    t.same(moved.statusHistory.map(({ status }) => status), ['pending', 'paid', 'shipped'])
+    return { value: await orders.create(orderBody({ customerId: 'cus_1', reference: 'cart_2' })), commit: true }
+  })
+  t.equal(second.reference, 'cart_2')
+  t.equal((await app.orders.list({ filter: { reference: 'cart_2' } })).items[0]!.id, second.id, 'the transaction went on and committed')
+  t.equal((await app.orders.list({ filter: { number: order.number } })).items[0]!.status, 'shipped')
+  t.equal(await quantity(), 3)
+})
+
+t.test('closing the app while a transaction is open does not wait for it, and its listener never runs', async t => {
+  const { app, created, checkout } = await shop(t, 3)
+  if (db.server) {
+    const pool = hostPool(t, 1)!
+    const client = await pool.connect()
+    t.teardown(() => client.release())
+    await client.query('BEGIN')
+    await checkout(client, 'cus_1')()
+    await app.close()
+    await client.query('COMMIT')
+  } else {
+    let closed: () => void
+    const whenClosed = new Promise<void>(resolve => { closed = resolve })
+    const transaction = (db.client as PGlite).transaction(async (tx: Transaction) => {
+      await checkout(tx, 'cus_1')()
+      await whenClosed
+    })
+    await sleep(20)
+    await app.close()
+    closed!()
+    await transaction
+  }
+  await sleep(100)
+  t.same(created, [], 'no listener after close')
+})
+
+t.test('withTransaction is refused where no transaction can be joined', async t => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(orderPlugin, { storage: memoryStorage() })
+  t.throws(() => app.orders.withTransaction({ query: async () => ({ rows: [] }) }), {
+    code: 'ORDER_INVALID_OPTIONS', message: /postgresStorage can, memoryStorage cannot/
+  })
+  const table = db.freshTable()
+  const postgres = Fastify()
+  t.teardown(() => postgres.close())
+  await postgres.register(orderPlugin, { storage: postgresStorage({ client: db.client, table }) })
+  t.throws(() => postgres.orders.withTransaction({} as TransactionClient), { code: 'ORDER_INVALID_OPTIONS', message: /query\(text, params\)/ })
+})
