@@ -150,6 +150,44 @@ t.test('inside a transaction, a stale move is a 409 and a taken reference leaves
   t.equal(await quantity(), 3)
 })
 
+t.test('listeners wait while the transaction is still running, and run once it commits', async t => {
+  const { app, created, checkout } = await shop(t, 3)
+  let order: Order | undefined
+  const open = await db.openTransaction(async client => { order = (await checkout(client, 'cus_1')()).value })
+  await sleep(100)
+  t.same(created, [], 'no listener while the transaction runs')
+  await open.commit()
+  await eventually('the listener runs once the transaction has committed', () => created.length === 1)
+  t.equal(created[0]!.id, order!.id)
+  t.equal((await app.orders.list({ filter: { number: order!.number } })).items.length, 1)
+})
+
+t.test('a change rolled back to a savepoint is a rollback: no order, no listener, though the transaction commits', async t => {
+  const pool = hostPool(t, 2)
+  const { app, created, checkout, quantity } = await shop(t, 3)
+  const undone = await inTransaction(pool, async client => {
+    await client.query('SAVEPOINT before_order', [])
+    const { value } = await checkout(client, 'cus_1')()
+    await client.query('ROLLBACK TO SAVEPOINT before_order', [])
+    return { value, commit: true }
+  })
+  await sleep(200)
+  t.same(created, [], 'no listener')
+  t.same((await app.orders.list({ filter: { number: undone!.number } })).items, [], 'no order')
+  t.equal(await quantity(), 3)
+})
+
+t.test('a storage error inside the host\'s transaction is 503 ORDER_STORAGE_UNAVAILABLE', async t => {
+  const pool = hostPool(t, 2)
+  const { app } = await shop(t, 3)
+  await inTransaction(pool, async client => {
+    await t.rejects(client.query('SELECT 1 / 0', []), 'the host\'s own statement fails, which aborts the transaction')
+    await t.rejects(app.orders.withTransaction(client).create(orderBody()), { code: 'ORDER_STORAGE_UNAVAILABLE' })
+    return { value: undefined, commit: false }
+  })
+  t.same((await app.orders.list()).items, [])
+})
+
 t.test('closing the app while a transaction is open does not wait for it, and its listener never runs', async t => {
   const { app, created, checkout } = await shop(t, 3)
   if (db.server) {

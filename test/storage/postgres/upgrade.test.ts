@@ -186,6 +186,16 @@ t.test('a storage whose names another storage or table holds fails at init, nami
   await t.rejects(postgresStorage({ client: db.client, table: viewed }).init!(), {
     code: 'ORDER_INVALID_OPTIONS', message: new RegExp(`"${viewed}_subscriptions" is a relation of kind "v", where the storage needs a table`)
   })
+  // So is a sequence replaced by something else.
+  const sequenced = db.freshTable()
+  await postgresStorage({ client: db.client, table: sequenced }).init!()
+  await db.client.query(`ALTER TABLE "${sequenced}" ALTER COLUMN number DROP DEFAULT`, [])
+  await db.client.query(`DROP SEQUENCE "${sequenced}_number_seq"`, [])
+  await db.client.query(`CREATE TABLE "${sequenced}_number_seq" (n int)`, [])
+  t.teardown(() => db.client.query(`DROP TABLE "${sequenced}_number_seq"`, []))
+  await t.rejects(postgresStorage({ client: db.client, table: sequenced }).init!(), {
+    code: 'ORDER_INVALID_OPTIONS', message: new RegExp(`"${sequenced}_number_seq" is a relation of kind "r", where the storage needs a sequence`)
+  })
   // An index dropped by hand is named too.
   await db.client.query(`DROP INDEX "${table}_status_created_idx"`, [])
   await t.rejects(postgresStorage({ client: db.client, table }).init!(), {
