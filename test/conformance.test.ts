@@ -80,8 +80,28 @@ t.test('a create that ignores the claim fails the idempotency cases', async t =>
     'parallel creates with one idempotency key store exactly one order',
     'an expired idempotency claim frees its key',
     'purgeIdempotencyKeys deletes expired keys a bounded batch at a time, and no live one',
+    'create chooses each order\'s number: positive, unique, growing with each create, kept by get, list and replays',
+    'a reference is unique per customer: a second create stores nothing, not even its claim',
     'a change that stores nothing stores no event'
   ])
+})
+
+t.test('a create that drops the reference, or numbers every order 1, fails the cases of numbers and references', async t => {
+  const dropped = await failedCases(runConformance(brokenStorage(storage => ({
+    create: async ({ reference: _, ...order }, event, claim) => storage.create(order, { ...event, order }, claim)
+  })), { skipCapabilities: ['feed', 'subscriptions'] }))
+  t.same(dropped, [
+    'a reference is unique per customer: a second create stores nothing, not even its claim',
+    'concurrent creates with one customer\'s reference store exactly one order',
+    'list by reference walks every customer\'s orders with it, or one customer\'s, in page order'
+  ])
+  const ones = await failedCases(runConformance(brokenStorage(storage => ({
+    create: async (order, event, claim) => {
+      const result = await storage.create(order, event, claim)
+      return result.created ? { created: true, order: { ...result.order, number: 1 } } : result
+    }
+  })), { skipCapabilities: ['feed', 'subscriptions'] }))
+  t.ok(ones.includes('create chooses each order\'s number: positive, unique, growing with each create, kept by get, list and replays'), ones.join('; '))
 })
 
 t.test('a list that ignores after is reported, not looped on forever', async t => {
@@ -93,7 +113,8 @@ t.test('a list that ignores after is reported, not looped on forever', async t =
     'list applies every filter, alone and combined',
     'list starts strictly after the given position',
     'a walk visits each order once while orders are created',
-    'list reflects status changes made by replace'
+    'list reflects status changes made by replace',
+    'list by reference walks every customer\'s orders with it, or one customer\'s, in page order'
   ])
 })
 

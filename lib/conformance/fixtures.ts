@@ -99,6 +99,8 @@ export function expectedList (orders: readonly Order[], query: Omit<StorageListQ
   return orders
     .filter(order =>
       (query.customerId === undefined || order.customerId === query.customerId) &&
+      (query.number === undefined || order.number === query.number) &&
+      (query.reference === undefined || order.reference === query.reference) &&
       (query.statuses === undefined || query.statuses.includes(order.status)) &&
       (query.ids === undefined || query.ids.includes(order.id)) &&
       (query.createdFrom === undefined || order.createdAt >= query.createdFrom) &&

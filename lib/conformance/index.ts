@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import { storageMethods, type OrderStorage } from '../storage/types.js'
 import type { Capability, ConformanceCase } from './case.js'
 import { feedCases } from './feed.js'
+import { numberCases } from './numbers.js'
 import { orderCases } from './orders.js'
 import { subscriptionCases } from './subscriptions.js'
 
@@ -25,7 +26,7 @@ function methodsCase (capability: Capability): ConformanceCase {
 /** Every case: that the methods are there, then orders, the event feed and subscriptions. */
 export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
   methodsCase('orders'), methodsCase('feed'), methodsCase('subscriptions'),
-  ...orderCases, ...feedCases, ...subscriptionCases
+  ...orderCases, ...numberCases, ...feedCases, ...subscriptionCases
 ])
 
 export interface ConformanceOptions {
