@@ -10,14 +10,17 @@ const LIMIT = 21
 const ROWS = 20_000
 
 // A shop with history: the 30 oldest orders are "shipped" (a rare status, at the old end), the rest are
-// pending, paid or cancelled; 50 customers, one order a minute. The statistics see it all.
+// pending, paid or cancelled; 50 customers, one order a minute; a reference on every fourth order, and
+// one reference that the 40 oldest orders (of 40 customers) share. The statistics see it all.
 const table = db.freshTable()
 await postgresStorage({ client: db.client, table }).init!()
-await db.client.query(`INSERT INTO "${table}" (id, customer_id, status, created_at, version, document)
+await db.client.query(`INSERT INTO "${table}" (id, customer_id, status, created_at, version, reference, document)
   SELECT md5(i::text), 'cus_' || (i % 50),
     CASE WHEN i <= 30 THEN 'shipped' ELSE (ARRAY['pending', 'paid', 'cancelled'])[1 + i % 3] END,
-    to_char(timestamp '2026-01-01' + i * interval '1 minute', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 1, '{}'
+    to_char(timestamp '2026-01-01' + i * interval '1 minute', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 1,
+    CASE WHEN i <= 40 THEN 'shared' WHEN i % 4 = 0 THEN 'ref_' || i END, '{}'
   FROM generate_series(1, ${ROWS}) AS i`, [])
+const SHARED = 40
 await db.client.query(`ANALYZE "${table}"`, [])
 
 const minute = (i: number) => new Date(Date.parse('2026-01-01T00:00:00.000Z') + i * 60_000).toISOString()
@@ -38,7 +41,14 @@ const filters: Record<string, Partial<StorageListQuery>> = {
   // Few matches near one end of a long run of the same status: the walk must stop at the range's end.
   'a common status in a short range': { statuses: ['paid'], createdFrom: minute(100), createdTo: minute(110) },
   'a rare status and a range past it': { statuses: ['shipped'], createdFrom: minute(10), createdTo: minute(15000) },
-  'customer, statuses and a range': { customerId: 'cus_7', statuses: ['paid', 'shipped'], createdFrom: minute(40), createdTo: minute(2000) }
+  'customer, statuses and a range': { customerId: 'cus_7', statuses: ['paid', 'shipped'], createdFrom: minute(40), createdTo: minute(2000) },
+  // Numbers follow insertion here: order 1234 is customer 34's, paid.
+  'a number': { number: 1234 },
+  'a number and every other filter': { number: 1234, customerId: 'cus_34', statuses: ['paid', 'shipped'], ids: some, createdTo: minute(ROWS) },
+  'a reference and its customer': { reference: 'ref_400', customerId: 'cus_0' },
+  'a reference many customers share': { reference: 'shared' },
+  'a shared reference and statuses': { reference: 'shared', statuses: ['shipped', 'paid'] },
+  'a shared reference and a range': { reference: 'shared', createdFrom: minute(10), createdTo: minute(20) }
 }
 
 interface PlanNode {
@@ -64,7 +74,8 @@ async function planOfPage (query: StorageListQuery): Promise<PlanNode> {
 
 t.test('every filter shape reads about limit + 1 rows per status walked, from an index, whatever the spread', async t => {
   for (const [label, filter] of Object.entries(filters)) {
-    const walks = filter.ids === undefined ? Math.max(1, filter.statuses?.length ?? 1) : 1
+    const lookup = filter.ids !== undefined || filter.number !== undefined || filter.reference !== undefined
+    const walks = lookup ? 1 : Math.max(1, filter.statuses?.length ?? 1)
     for (const order of ['asc', 'desc'] as const) {
       for (const after of [undefined, { createdAt: minute(ROWS / 2), id: 'm' }]) {
         const what = `${label}, ${order}${after === undefined ? '' : ', after a cursor'}`
@@ -72,8 +83,9 @@ t.test('every filter shape reads about limit + 1 rows per status walked, from an
         const reads = nodes.filter(node => node['Relation Name'] === table)
         t.ok(reads.length > 0 && reads.every(node => node['Node Type'] !== 'Seq Scan'), `${what}: read from an index`)
         for (const node of reads) {
-          // With ids, up to 50 orders are fetched by primary key and the rest of the filter applied.
-          const removable = filter.ids === undefined ? 0 : some.length
+          // With ids, up to 50 orders are fetched by primary key and the rest of the filter applied; with
+          // a reference alone, the orders of the customers that share it are walked and statuses applied.
+          const removable = filter.number !== undefined ? 1 : filter.ids !== undefined ? some.length : filter.reference !== undefined ? SHARED : 0
           t.ok((node['Rows Removed by Filter'] ?? 0) <= removable, `${what}: no row read and thrown away`, { removed: node['Rows Removed by Filter'] })
           // (A status with fewer orders than about two pages may be read in one go and sorted.)
           t.ok(node['Actual Rows'] * node['Actual Loops'] <= Math.max(2 * LIMIT, removable), `${what}: at most about a page per walk`, { rows: node['Actual Rows'] })
