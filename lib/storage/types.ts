@@ -1,5 +1,5 @@
 // The OrderStorage interface: what the plugin needs from a database, as three small capabilities.
-import type { OrderCreatedEvent, OrderEvent } from '../events.js'
+import type { OrderCreatedEvent, OrderEvent, OrderStatusChangedEvent } from '../events.js'
 import type { OrderPosition } from '../position.js'
 import type { NewOrder, Order } from '../schemas.js'
 
@@ -103,7 +103,7 @@ export interface OrderStore {
    * Compare-and-set: replaces the stored order with the same id by `order`, and stores `event`, only
    * if the stored version is still `expectedVersion`. Returns whether it did.
    */
-  replace: (order: Order, expectedVersion: number, event: OrderEvent) => Promise<boolean>
+  replace: (order: Order, expectedVersion: number, event: OrderStatusChangedEvent) => Promise<boolean>
   /** Deletes at most `limit` idempotency keys that expired at or before `now` (ISO). Returns how many. */
   purgeIdempotencyKeys: (now: string, limit: number) => Promise<number>
 }

@@ -1,14 +1,9 @@
-// Orders in memory: by id, number and reference, two sorted indexes, and idempotency claims; each change appends its event.
+// Orders in memory: by id, number and reference, two sorted indexes, and their idempotency claims; each change appends its event.
 import type { OrderEvent } from '../../events.js'
 import type { NewOrder, Order } from '../../schemas.js'
 import type { CreateResult, IdempotencyClaim, NewOrderCreatedEvent, OrderStore, StorageListQuery } from '../types.js'
+import { memoryClaims } from './claims.js'
 import { insert, mergePage, precedes, remove, swap } from './sorted.js'
-
-interface StoredClaim {
-  fingerprint: string
-  orderId: string
-  expiresAt: string
-}
 
 function matches (order: Order, query: StorageListQuery): boolean {
   const { customerId, number, reference, ids, statuses, createdFrom, createdTo, after } = query
@@ -33,14 +28,11 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
   const byId = new Map<string, Order>()
   const byStatus = new Map<string, Order[]>()
   const byCustomerStatus = new Map<string, Order[]>()
-  const claims = new Map<string, StoredClaim>()
+  const claims = memoryClaims()
   // Lookups by number, and by reference then customer (a reference is unique per customer).
   const byNumber = new Map<number, Order>()
   const byReference = new Map<string, Map<string, Order>>()
   let lastNumber = 0
-  // Claims in the order they were made, for purging expired ones; `head` is the oldest unpurged one.
-  const claimQueue: Array<{ key: string, expiresAt: string }> = []
-  let head = 0
 
   const indexOf = (map: Map<string, Order[]>, key: string): Order[] => {
     let orders = map.get(key)
@@ -54,12 +46,8 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
   const customerStatusKey = (customerId: string, status: string) => `${status}\u0000${customerId}`
 
   function create (newOrder: NewOrder, event: NewOrderCreatedEvent, claim?: IdempotencyClaim): CreateResult {
-    if (claim !== undefined) {
-      const stored = claims.get(claim.key)
-      if (stored !== undefined && stored.expiresAt > newOrder.createdAt) {
-        return { created: false, order: byId.get(stored.orderId)!, fingerprint: stored.fingerprint }
-      }
-    }
+    const live = claim === undefined ? undefined : claims.live(claim.key, newOrder.createdAt)
+    if (live !== undefined) return { created: false, order: byId.get(live.orderId)!, fingerprint: live.fingerprint }
     const { reference, customerId } = newOrder
     if (reference !== undefined && byReference.get(reference)?.has(customerId) === true) return { created: false, referenceTaken: true }
     if (byId.has(newOrder.id)) throw new Error(`order id ${newOrder.id} is already stored`)
@@ -79,10 +67,7 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     append(created)
     insert(indexOf(byStatus, order.status), order)
     insert(indexOf(byCustomerStatus, customerStatusKey(order.customerId, order.status)), order)
-    if (claim !== undefined) {
-      claims.set(claim.key, { fingerprint: claim.fingerprint, orderId: order.id, expiresAt: claim.expiresAt })
-      claimQueue.push({ key: claim.key, expiresAt: claim.expiresAt })
-    }
+    if (claim !== undefined) claims.store(claim, order.id)
     return { created: true, order }
   }
 
@@ -137,30 +122,11 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     return true
   }
 
-  /** Claims expire in the order they were made (one TTL for all), so the oldest run of expired ones goes. */
-  function purgeIdempotencyKeys (now: string, limit: number): number {
-    let count = 0
-    for (; head < claimQueue.length && count < limit; head++) {
-      const { key, expiresAt } = claimQueue[head]!
-      if (expiresAt > now) break
-      // A key taken over after it expired is queued again with its new claim, which stays.
-      if (claims.get(key)?.expiresAt === expiresAt) {
-        claims.delete(key)
-        count++
-      }
-    }
-    if (head > 1024 && head * 2 > claimQueue.length) {
-      claimQueue.splice(0, head)
-      head = 0
-    }
-    return count
-  }
-
   return {
     create: async (order, event, claim) => create(order, event, claim),
     get: async (id) => byId.get(id),
     list: async (query) => list(query),
     replace: async (order, expectedVersion, event) => replace(order, expectedVersion, event),
-    purgeIdempotencyKeys: async (now, limit) => purgeIdempotencyKeys(now, limit)
+    purgeIdempotencyKeys: async (now, limit) => claims.purge(now, limit)
   }
 }

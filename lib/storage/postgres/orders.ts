@@ -1,5 +1,5 @@
 // Orders on PostgreSQL: create (claiming an idempotency key, drawing a number), get, compare-and-set replace; each with its event, in one statement.
-import type { OrderEvent } from '../../events.js'
+import type { OrderStatusChangedEvent } from '../../events.js'
 import type { NewOrder } from '../../schemas.js'
 import type { CreateResult, IdempotencyClaim, NewOrderCreatedEvent, OrderStore } from '../types.js'
 import { columnText, type Run } from './client.js'
@@ -15,9 +15,8 @@ interface ClaimRow {
  * The event as its `payload` column holds it, built around the order's JSON rather than serializing
  * the order a second time. The keys are those of OrderEvent, in its order.
  */
-function payloadOf (event: OrderEvent, orderJson: string): string {
-  const from = event.type === 'statusChanged' ? `,"from":${JSON.stringify(event.from)}` : ''
-  return `{"id":"${event.id}","type":"${event.type}","at":"${event.at}","order":${orderJson}${from}}`
+function payloadOf (event: OrderStatusChangedEvent, orderJson: string): string {
+  return `{"id":"${event.id}","type":"statusChanged","at":"${event.at}","order":${orderJson},"from":${JSON.stringify(event.from)}}`
 }
 
 /** Whether `err` is the unique index of (customer, reference) refusing a second order. */
@@ -39,7 +38,7 @@ const orderParams = (order: NewOrder, orderJson: string) => [
   columnText(order.id), columnText(order.customerId), columnText(order.status), order.createdAt, order.version,
   order.reference === undefined ? null : columnText(order.reference), orderJson
 ]
-const eventParams = (event: OrderEvent, orderJson: string) => [event.id, event.type, payloadOf(event, orderJson), event.at]
+const eventParams = (event: OrderStatusChangedEvent, orderJson: string) => [event.id, event.type, payloadOf(event, orderJson), event.at]
 
 /**
  * The parameters of a new order and its created event, around the number the statement draws: the

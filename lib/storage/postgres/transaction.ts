@@ -11,6 +11,12 @@ import type { Tables } from './tables.js'
 const FIRST_LOOK = 5
 const LONGEST_LOOK = 500
 
+/** What PostgreSQL says of a transaction (`in progress`, `committed`, `aborted`, or null once forgotten), and whether the event is there. */
+interface Outcome {
+  status: string | null
+  stored: boolean
+}
+
 /** The name of the savepoint a create with a reference runs under, so a taken reference leaves the host's transaction usable. */
 const SAVEPOINT = 'fastify_order_create'
 
@@ -26,7 +32,7 @@ export function transactionStore (tables: Tables, query: Run, client: unknown): 
   const { query: run } = runnerOf(client as PostgresClient, false)
   const transactions = new Map<string, string>()
   const store = orderStore(tables, run, (eventId, tx) => transactions.set(eventId, tx))
-  const outcome = `SELECT pg_xact_status($1::xid8) AS status, EXISTS (SELECT 1 FROM ${tables.events} WHERE id = $2::uuid) AS stored`
+  const look = `SELECT pg_xact_status($1::xid8) AS status, EXISTS (SELECT 1 FROM ${tables.events} WHERE id = $2::uuid) AS stored`
 
   return {
     ...store,
@@ -42,11 +48,13 @@ export function transactionStore (tables: Tables, query: Run, client: unknown): 
     async settled (eventId, signal) {
       const tx = transactions.get(eventId)!
       transactions.delete(eventId)
-      for (let wait = FIRST_LOOK; ; wait = Math.min(wait * 2, LONGEST_LOOK)) {
+      let outcome: Outcome = { status: 'in progress', stored: false }
+      for (let wait = FIRST_LOOK; outcome.status === 'in progress'; wait = Math.min(wait * 2, LONGEST_LOOK)) {
         await sleep(wait, undefined, { signal })
-        const [{ status, stored }] = await query<{ status: string | null, stored: boolean }>(outcome, [tx, eventId]) as [{ status: string | null, stored: boolean }]
-        if (status !== 'in progress') return status !== 'aborted' && stored
+        const [row] = await query<Outcome>(look, [tx, eventId])
+        outcome = row!
       }
+      return outcome.status !== 'aborted' && outcome.stored
     }
   }
 }
