@@ -144,6 +144,17 @@ async function startEpochAfterMove (query: Run, { events, subscriptions, schema 
 }
 
 /**
+ * Moves the number sequence past every stored number when it lags behind them: logical replication
+ * copies rows but not sequences, so on the new server it would start again at 1 and every create
+ * would hit a taken number. Reads the sequence's state (USAGE is enough) and sets it only when it
+ * lags, which needs UPDATE on it, once.
+ */
+async function catchUpNumbers (query: Run, { orders, numbers }: Tables): Promise<void> {
+  await query(`SELECT setval('${numbers}', top) FROM (SELECT max(number) AS top FROM ${orders}) AS stored
+    WHERE top > coalesce(pg_sequence_last_value('${numbers}'), 0)`, [])
+}
+
+/**
  * Before the plugin serves: refuses a layout newer than this release's with ORDER_SCHEMA_NEWER,
  * before any write; upgrades an older one; checks every name; starts a new epoch after a move.
  * With the layout up to date it runs no DDL, so an app role that only reads and writes rows starts.
@@ -154,6 +165,7 @@ export async function initSchema (client: PostgresClient, query: Run, tables: Ta
   if (version < SCHEMA_VERSION) await upgradeSchema(client, tables)
   await checkRelations(query, tables)
   await startEpochAfterMove(query, tables)
+  await catchUpNumbers(query, tables)
 }
 
 /** A table without a version table is release 0.1's orders only if its other tables are there too. */

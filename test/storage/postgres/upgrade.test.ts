@@ -275,3 +275,21 @@ t.test('orders stored before numbers existed get them in creation order, over se
   t.ok(rows.every(row => JSON.parse(row.document).number === row.number), 'each document carries its number')
   t.same((await db.client.query('SELECT is_nullable FROM information_schema.columns WHERE table_name = $1 AND column_name = \'number\'', [table])).rows, [{ is_nullable: 'NO' }])
 })
+
+t.test('a database whose number sequence did not come along (a logical-replication move) numbers on after its orders', async t => {
+  const table = db.freshTable()
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(orderPlugin, { storage: postgresStorage({ client: db.client, table }) })
+  const numbers = []
+  for (let i = 0; i < 3; i++) numbers.push((await app.orders.create(orderBody())).number)
+  await app.close()
+  // Logical replication copies rows, not sequences: on the new server the sequence starts afresh.
+  await db.client.query(`ALTER SEQUENCE "${table}_number_seq" RESTART`, [])
+  const moved = Fastify()
+  t.teardown(() => moved.close())
+  await moved.register(orderPlugin, { storage: postgresStorage({ client: db.client, table }) })
+  const next = await moved.orders.create(orderBody())
+  t.same(numbers, [1, 2, 3])
+  t.equal(next.number, 4, 'the next number follows the stored ones')
+})
