@@ -1,13 +1,14 @@
 // The storage-adapter conformance suite: what every OrderStorage must do, runnable from any test runner.
 import assert from 'node:assert/strict'
 import { storageMethods, type OrderStorage } from '../storage/types.js'
-import type { Capability, ConformanceCase } from './case.js'
+import type { Capability, ConformanceCase, TransactionRunner } from './case.js'
 import { feedCases } from './feed.js'
 import { numberCases } from './numbers.js'
 import { orderCases } from './orders.js'
 import { subscriptionCases } from './subscriptions.js'
+import { transactionCases } from './transactions.js'
 
-export type { Capability, ConformanceCase } from './case.js'
+export type { Capability, ConformanceCase, ConformanceContext, TransactionRunner } from './case.js'
 
 /** A case per capability that its methods are there, before the cases that use them. */
 function methodsCase (capability: Capability): ConformanceCase {
@@ -26,7 +27,7 @@ function methodsCase (capability: Capability): ConformanceCase {
 /** Every case: that the methods are there, then orders, the event feed and subscriptions. */
 export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
   methodsCase('orders'), methodsCase('feed'), methodsCase('subscriptions'),
-  ...orderCases, ...numberCases, ...feedCases, ...subscriptionCases
+  ...orderCases, ...numberCases, ...transactionCases, ...feedCases, ...subscriptionCases
 ])
 
 export interface ConformanceOptions {
@@ -34,6 +35,11 @@ export interface ConformanceOptions {
   skip?: readonly string[]
   /** Capabilities whose cases not to run, for an adapter that implements only some of them. */
   skipCapabilities?: readonly Capability[]
+  /**
+   * How to run work in a transaction on the storage's database, for an adapter that implements
+   * `joinTransaction`: the cases of joining a transaction need it, and fail without it.
+   */
+  transaction?: TransactionRunner
 }
 
 /**
@@ -57,7 +63,7 @@ export async function runConformance (factory: () => OrderStorage | Promise<Orde
     try {
       const storage = await factory()
       await storage.init?.()
-      await run(storage)
+      await run(storage, { transaction: options.transaction })
     } catch (err) {
       failed.push(JSON.stringify(name))
       failures.push(new Error(`${name}: ${err instanceof Error ? err.message : String(err)}`, { cause: err }))

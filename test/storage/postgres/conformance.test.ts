@@ -1,16 +1,45 @@
 // postgresStorage passes the storage conformance suite, on PGlite and on the server of DATABASE_URL.
+import type { PGlite, Transaction } from '@electric-sql/pglite'
+import type pg from 'pg'
 import t from 'tap'
-import { conformanceCases } from '../../../lib/conformance/index.js'
+import { conformanceCases, runConformance, type TransactionRunner } from '../../../lib/conformance/index.js'
 import type { PostgresClient } from '../../../lib/storage/postgres/index.js'
 import { testDatabase } from '../../postgres-helper.js'
 
 const db = await testDatabase(t)
 
+/** A transaction on the test database, as a host opens one: BEGIN ... COMMIT on a pooled client, or PGlite's transaction(). */
+const transaction: TransactionRunner = async (work, commit) => {
+  if (!db.server) {
+    await (db.client as PGlite).transaction(async (tx: Transaction) => {
+      await work(tx)
+      if (!commit) await tx.rollback()
+    })
+    return
+  }
+  const client = await (db.client as pg.Pool).connect()
+  try {
+    await client.query('BEGIN')
+    await work(client)
+    await client.query(commit ? 'COMMIT' : 'ROLLBACK')
+  } finally {
+    client.release()
+  }
+}
+
 for (const conformanceCase of conformanceCases) {
   t.test(`postgresStorage (${db.server ? 'server' : 'PGlite'}): ${conformanceCase.name}`, async () => {
-    await conformanceCase.run(await db.storage())
+    await conformanceCase.run(await db.storage(), { transaction })
   })
 }
+
+t.test('runConformance asks for a transaction runner when the storage can join a transaction', async t => {
+  const names = conformanceCases.map(({ name }) => name).filter(name => !name.startsWith('joinTransaction: '))
+  await t.rejects(runConformance(() => db.storage(), { skip: names }), {
+    errors: [{ message: /give runConformance a transaction option/ }, { message: /give runConformance a transaction option/ }]
+  })
+  await runConformance(() => db.storage(), { skip: names, transaction })
+})
 
 // With prepare, statements go out as pg's { name, text, values }: on a server through pg itself, which
 // prepares each once per connection; on PGlite through a client that runs the text, as pg would.
@@ -19,6 +48,6 @@ const preparing: PostgresClient = db.server
   : { query: (config: any, params?: unknown[]) => typeof config === 'string' ? db.client.query(config, params!) : db.client.query(config.text, config.values) }
 for (const conformanceCase of conformanceCases) {
   t.test(`postgresStorage with prepare (${db.server ? 'server' : 'PGlite'}): ${conformanceCase.name}`, async () => {
-    await conformanceCase.run(await db.storage({ client: preparing, prepare: true }))
+    await conformanceCase.run(await db.storage({ client: preparing, prepare: true }), { transaction })
   })
 }
