@@ -23,21 +23,28 @@ export function listOrders ({ orders }: Tables, query: Run) {
     // or (reference, created_at, id).
     const fixedColumns: string[] = []
     const fixedValues: string[] = []
-    const condition = (column: string, value: string) => conditions.push(`${column} = ${value}`)
-    if (reference !== undefined) conditions.push('reference IS NOT NULL')
-    // A number, or a reference with a customer, names at most one order, through a unique index;
-    // ids name at most 100, read by primary key. Every other filter is a condition on those few.
-    if (number !== undefined || ids !== undefined || (reference !== undefined && customerId !== undefined)) {
-      if (number !== undefined) condition('number', param(number, 'bigint'))
-      if (customerId !== undefined) condition('customer_id', param(columnText(customerId), 'text'))
-      if (reference !== undefined) condition('reference', param(columnText(reference), 'text'))
-      if (ids !== undefined) conditions.push(`id = ANY(${param(ids.map(columnText), 'text[]')})`)
-      if (statuses !== undefined) conditions.push(`status = ANY(${param(statuses.map(columnText), 'text[]')})`)
+    // A check is a condition no index serves (a btree never matches `… IS TRUE`): applied to the rows the
+    // chosen index gives, so that whatever the statistics say, the planner cannot AND in the whole run of
+    // another index (every order of the customer, or of the status) to find a few rows.
+    const check = (condition: string) => conditions.push(`(${condition}) IS TRUE`)
+    const statusCheck = () => { if (statuses !== undefined) check(`status = ANY(${param(statuses.map(columnText), 'text[]')})`) }
+    // A number, or a reference with a customer, names at most one order, through a unique index; ids
+    // name at most 100, read by primary key. The first of those given is read; every other filter is a
+    // check on those few rows.
+    const named = number !== undefined ? 'number' : ids !== undefined ? 'ids' : reference !== undefined && customerId !== undefined ? 'reference' : undefined
+    if (named !== undefined) {
+      const where = (part: typeof named, condition: string) => part === named ? conditions.push(condition) : check(condition)
+      if (number !== undefined) where('number', `number = ${param(number, 'bigint')}`)
+      if (ids !== undefined) where('ids', `id = ANY(${param(ids.map(columnText), 'text[]')})`)
+      if (customerId !== undefined) where('reference', `customer_id = ${param(columnText(customerId), 'text')}`)
+      if (reference !== undefined) where('reference', `reference IS NOT NULL AND reference = ${param(columnText(reference), 'text')}`)
+      statusCheck()
     } else if (reference !== undefined) {
-      // The orders of one reference, one per customer at most: walked in page order, statuses a condition.
+      // The orders of one reference, one per customer at most: walked in page order, statuses a check.
       fixedColumns.push('reference')
       fixedValues.push(param(columnText(reference), 'text'))
-      if (statuses !== undefined) conditions.push(`status = ANY(${param(statuses.map(columnText), 'text[]')})`)
+      conditions.push('reference IS NOT NULL')
+      statusCheck()
     } else {
       if (customerId !== undefined) {
         fixedColumns.push('customer_id')
@@ -60,7 +67,10 @@ export function listOrders ({ orders }: Tables, query: Run) {
       ? { operator: '<', createdAt: after.createdAt, id: after.id }
       : createdTo === undefined ? undefined : { operator: '<', createdAt: createdTo, id: '' }
     for (const bound of [lower, upper]) {
-      if (bound !== undefined) conditions.push(`(created_at, id) ${bound.operator} (${param(bound.createdAt, 'text')}, ${param(columnText(bound.id), 'text')})`)
+      if (bound === undefined) continue
+      const condition = `(created_at, id) ${bound.operator} (${param(bound.createdAt, 'text')}, ${param(columnText(bound.id), 'text')})`
+      if (named === undefined) conditions.push(condition)
+      else check(condition)
     }
 
     // The leading fixed column is matched as `= ANY(ARRAY[value])`, which PostgreSQL's btree walks like
