@@ -17,12 +17,12 @@ export async function loadPlugin (): Promise<typeof import('../lib/index.js')> {
 
 /** True when this checkout has the PostgreSQL adapter. */
 export function hasPostgresAdapter (): boolean {
-  return existsSync(new URL('../lib/storage/postgres/index.ts', import.meta.url))
+  return existsSync(new URL('../lib/storage/postgres/postgres-storage.ts', import.meta.url)) || existsSync(new URL('../lib/storage/postgres/index.ts', import.meta.url))
 }
 
-/** postgresStorage from the loaded build: a folder since the adapter was split by concern, one file before. */
+/** postgresStorage from the loaded build, wherever that release kept it. */
 async function loadPostgresStorage (): Promise<PostgresStorage> {
-  const entry = ['storage/postgres/index.js', 'storage/postgres.js'].map(path => new URL(path, libraryDir)).find(url => existsSync(url))!
+  const entry = ['storage/postgres/postgres-storage.js', 'storage/postgres/index.js', 'storage/postgres.js'].map(path => new URL(path, libraryDir)).find(url => existsSync(url))!
   return ((await import(entry.href)) as { postgresStorage: PostgresStorage }).postgresStorage
 }
 

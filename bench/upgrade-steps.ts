@@ -7,7 +7,7 @@ if (process.env.DATABASE_URL === undefined) {
   console.error('The upgrade steps are timed on a PostgreSQL server: set DATABASE_URL, e.g. postgres://postgres@127.0.0.1:5432/test')
   process.exit(1)
 }
-const { postgresSchemaSql } = await import(new URL('storage/postgres/index.js', libraryDir).href) as typeof import('../lib/storage/postgres/index.js')
+const { postgresSchemaSql } = await import(new URL('storage/postgres/postgres-storage.js', libraryDir).href) as typeof import('../lib/storage/postgres/postgres-storage.js')
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
 const table = 'fastify_order_bench_steps'
 await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_idempotency_keys, ${table}_events, ${table}_subscriptions, ${table}_schema CASCADE`)

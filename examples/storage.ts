@@ -2,7 +2,7 @@
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import type { OrderStorage } from '../lib/index.js'
-import { postgresStorage } from '../lib/storage/postgres/index.js'
+import { postgresStorage } from '../lib/storage/postgres/postgres-storage.js'
 
 export interface ExampleStorage {
   storage: OrderStorage

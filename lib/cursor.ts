@@ -1,21 +1,11 @@
 // Opaque keyset cursors: a position (createdAt, id) bound to the filter and order that issued it.
 import { codes } from './errors.js'
+import { order as limits } from './limits.js'
 import type { OrderPosition } from './position.js'
-
-/** A filter and order after normalization: equal queries, however spelled, have equal fields. */
-export interface NormalizedQuery {
-  order: 'asc' | 'desc'
-  customerId?: string | undefined
-  number?: number | undefined
-  reference?: string | undefined
-  statuses?: readonly string[] | undefined
-  ids?: readonly string[] | undefined
-  createdFrom?: string | undefined
-  createdTo?: string | undefined
-}
+import type { PageFilter } from './schemas.js'
 
 // Version 1 is "1.<createdAt>.<check>.<id>". The id comes last, so it may hold any character.
-const CURSOR = /^1\.([+-]?\d{4,6}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\.([\da-z]{10})\.(.{1,128})$/s
+const CURSOR = new RegExp(`^1\\.([+-]?\\d{4,6}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z)\\.([\\da-z]{10})\\.(.{1,${limits.idLength}})$`, 's')
 
 // FNV-1a over length-prefixed fields, so no two queries and positions give one input.
 function mixText (hash: number, text: string | undefined, prime: number): number {
@@ -32,17 +22,22 @@ function mixList (hash: number, texts: readonly string[] | undefined, prime: num
   return hash
 }
 
+// The filters every cursor has mixed since the first release, absent or not; later ones are mixed by name when given.
+const FIRST_FILTERS = new Set(['customerId', 'statuses', 'ids', 'createdFrom', 'createdTo'])
+
 /** One 25-bit lane of the check, as 5 base-36 digits. */
-function lane (query: NormalizedQuery, createdAt: string, id: string, basis: number, prime: number): string {
-  let hash = mixText(basis, query.order, prime)
-  hash = mixText(hash, query.customerId, prime)
-  hash = mixList(hash, query.statuses, prime)
-  hash = mixList(hash, query.ids, prime)
-  hash = mixText(hash, query.createdFrom, prime)
-  hash = mixText(hash, query.createdTo, prime)
+function lane (order: string, filter: PageFilter, createdAt: string, id: string, basis: number, prime: number): string {
+  let hash = mixText(basis, order, prime)
+  hash = mixText(hash, filter.customerId, prime)
+  hash = mixList(hash, filter.statuses, prime)
+  hash = mixList(hash, filter.ids, prime)
+  hash = mixText(hash, filter.createdFrom, prime)
+  hash = mixText(hash, filter.createdTo, prime)
   // Mixed only when given, so a cursor of a query without them keeps its check.
-  if (query.number !== undefined) hash = mixText(hash, `number:${query.number}`, prime)
-  if (query.reference !== undefined) hash = mixText(hash, `reference:${query.reference}`, prime)
+  for (const key of Object.keys(filter).sort()) {
+    const value = (filter as Record<string, unknown>)[key]
+    if (!FIRST_FILTERS.has(key) && value !== undefined) hash = mixText(hash, `${key}:${typeof value === 'string' ? value : JSON.stringify(value)}`, prime)
+  }
   hash = mixText(hash, createdAt, prime)
   hash = mixText(hash, id, prime)
   return (hash >>> 7).toString(36).padStart(5, '0')
@@ -53,23 +48,23 @@ function lane (query: NormalizedQuery, createdAt: string, id: string, basis: num
  * is sent with another filter or order, fails it. It guards against mistakes, not attackers: a cursor
  * grants nothing, since scope and filter apply to every page.
  */
-function checkOf (query: NormalizedQuery, createdAt: string, id: string): string {
-  return lane(query, createdAt, id, 0x811c9dc5, 0x01000193) + lane(query, createdAt, id, 0x050c5d1f, 0x5bd1e995)
+function checkOf (order: string, filter: PageFilter, createdAt: string, id: string): string {
+  return lane(order, filter, createdAt, id, 0x811c9dc5, 0x01000193) + lane(order, filter, createdAt, id, 0x050c5d1f, 0x5bd1e995)
 }
 
-/** The cursor of the page after `position`, for the query that listed it. */
-export function encodeCursor ({ createdAt, id }: OrderPosition, query: NormalizedQuery): string {
-  return `1.${createdAt}.${checkOf(query, createdAt, id)}.${id}`
+/** The cursor of the page after `position`, for the order and canonical filter that listed it. */
+export function encodeCursor ({ createdAt, id }: OrderPosition, order: string, filter: PageFilter): string {
+  return `1.${createdAt}.${checkOf(order, filter, createdAt, id)}.${id}`
 }
 
-/** Reads a cursor issued by `encodeCursor` for the same query; anything else is ORDER_INVALID_CURSOR. */
-export function decodeCursor (cursor: string, query: NormalizedQuery): OrderPosition {
+/** Reads a cursor issued by `encodeCursor` for the same order and filter; anything else is ORDER_INVALID_CURSOR. */
+export function decodeCursor (cursor: string, order: string, filter: PageFilter): OrderPosition {
   const fields = CURSOR.exec(cursor)
   if (fields !== null) {
     const [, createdAt, check, id] = fields as unknown as [string, string, string, string]
     // A real instant, spelled as stored timestamps are (the spelling toISOString gives).
     const time = Date.parse(createdAt)
-    if (!Number.isNaN(time) && new Date(time).toISOString() === createdAt && check === checkOf(query, createdAt, id)) {
+    if (!Number.isNaN(time) && new Date(time).toISOString() === createdAt && check === checkOf(order, filter, createdAt, id)) {
       return { createdAt, id }
     }
   }

@@ -2,10 +2,14 @@
 import createError from '@fastify/error'
 
 export const codes = {
-  /** A plugin option is wrong; thrown by `register`, never at request time. */
+  /**
+   * A plugin option is wrong (thrown by `register`, or by `webhook()` and `postgresStorage()` at the
+   * call), or a call needs what the storage cannot do (`withTransaction` on a storage that cannot join
+   * a transaction); never an HTTP answer.
+   */
   ORDER_INVALID_OPTIONS: createError('ORDER_INVALID_OPTIONS', 'fastify-order: %s', 500, TypeError),
   ORDER_INVALID_CURSOR: createError('ORDER_INVALID_CURSOR', 'The cursor is malformed or was issued for another filter or order', 400),
-  ORDER_INVALID_IDEMPOTENCY_KEY: createError('ORDER_INVALID_IDEMPOTENCY_KEY', 'The Idempotency-Key header must be 1 to 255 visible ASCII characters', 400),
+  ORDER_INVALID_IDEMPOTENCY_KEY: createError('ORDER_INVALID_IDEMPOTENCY_KEY', 'The Idempotency-Key header must be %s', 400),
   ORDER_TOTAL_TOO_LARGE: createError('ORDER_TOTAL_TOO_LARGE', 'The order total exceeds %s minor units', 400),
   ORDER_FORBIDDEN: createError('ORDER_FORBIDDEN', 'Not allowed to %s', 403),
   ORDER_NOT_FOUND: createError('ORDER_NOT_FOUND', 'Order "%s" not found', 404),
@@ -20,8 +24,8 @@ export const codes = {
   /** listEvents' `after` names no event in the feed: unknown, or purged after `eventRetention`. */
   ORDER_EVENT_NOT_FOUND: createError('ORDER_EVENT_NOT_FOUND', 'No event "%s" in the feed: unknown, or older than eventRetention', 404),
   ORDER_INVALID_SUBSCRIPTION: createError('ORDER_INVALID_SUBSCRIPTION', 'fastify-order: %s', 500, TypeError),
-  /** `authorize` (or an app.orders `scope` option) gave something that is not a scope: a host error, which reads and writes nothing. */
-  ORDER_INVALID_SCOPE: createError('ORDER_INVALID_SCOPE', 'fastify-order: %s gave %s; give false, true, nothing, or a scope { customerId } whose customerId is absent or a string of 1 to 128 characters', 500),
+  /** `authorize` (or an app.orders `scope` option) gave something that is not a scope: a host error, which reads and writes nothing. The message names the rule, never a value. */
+  ORDER_INVALID_SCOPE: createError('ORDER_INVALID_SCOPE', 'fastify-order: %s gave a scope that breaks a rule: %s', 500),
   /** The database was upgraded by a newer release; this one refuses to write to it. */
   ORDER_SCHEMA_NEWER: createError('ORDER_SCHEMA_NEWER', 'fastify-order: the PostgreSQL tables have layout version %s, newer than version %s that this release knows; run a release of fastify-order that knows it', 500),
   /** The same code and shape as Fastify's own schema errors, for `app.orders` callers. */

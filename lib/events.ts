@@ -41,6 +41,16 @@ export function statusChangedEvent (order: Order, from: string): OrderStatusChan
   return { id: newEventId(), type: 'statusChanged', at: order.updatedAt, order, from }
 }
 
+/**
+ * An event as JSON around its order's JSON, which the caller has already (the storage keeps it
+ * beside the event): the one spelling of an event, keys in OrderEvent's order, for every storage that
+ * keeps events as JSON text.
+ */
+export function eventJson (event: Pick<OrderEvent, 'id' | 'type' | 'at'> & { from?: string }, orderJson: string): string {
+  const from = event.from === undefined ? '' : `,"from":${JSON.stringify(event.from)}`
+  return `{"id":${JSON.stringify(event.id)},"type":"${event.type}","at":${JSON.stringify(event.at)},"order":${orderJson}${from}}`
+}
+
 export function isEventId (id: string): boolean {
   return EVENT_ID.test(id)
 }

@@ -1,5 +1,5 @@
 // Orders and events handed to host code are frozen: a storage such as memoryStorage may hold the same objects.
-import type { CustomFieldRules } from './custom-fields/rules.js'
+import type { CustomFieldRules } from './custom-fields/values.js'
 import type { OrderEvent } from './events.js'
 import type { Order } from './schemas.js'
 

@@ -1,14 +1,17 @@
 // Idempotency keys: the header's rule, the fingerprint a key is bound to, the claim a create stores, and a replay's answer.
 import { createHash } from 'node:crypto'
 import { codes } from './errors.js'
-import type { Order, CreateOrderInput } from './schemas.js'
-import type { CreateResult, IdempotencyClaim } from './storage/types.js'
+import { IdempotencyKeySchema, type Order, type CreateOrderInput } from './schemas.js'
+import type { CreateResult, IdempotencyClaim } from './storage/order-storage.js'
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7E]{1,255}$/
+/** The Idempotency-Key header's rule in words, for its error and its documentation. */
+export const IDEMPOTENCY_KEY_RULE = `1 to ${IdempotencyKeySchema.maxLength} visible ASCII characters`
 
-/** Throws ORDER_INVALID_IDEMPOTENCY_KEY unless the key is 1 to 255 visible ASCII characters. */
+const IDEMPOTENCY_KEY = new RegExp(IdempotencyKeySchema.pattern!)
+
+/** Throws ORDER_INVALID_IDEMPOTENCY_KEY unless the key keeps the header's schema. */
 export function checkIdempotencyKey (key: string): void {
-  if (!IDEMPOTENCY_KEY.test(key)) throw new codes.ORDER_INVALID_IDEMPOTENCY_KEY()
+  if (key.length > IdempotencyKeySchema.maxLength! || !IDEMPOTENCY_KEY.test(key)) throw new codes.ORDER_INVALID_IDEMPOTENCY_KEY(IDEMPOTENCY_KEY_RULE)
 }
 
 /**

@@ -4,8 +4,7 @@ import fp from 'fastify-plugin'
 import { checkOptions, type OrderPluginOptions } from './options.js'
 import { orderRoutes } from './routes.js'
 import { buildOrderSchemas, type OrderSchemas } from './schemas.js'
-import type { OrderService } from './app-orders.js'
-import { createOrderModule } from './module.js'
+import { createOrderService, type OrderService } from './service.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -22,17 +21,18 @@ async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions):
   // Typed with the custom fields the host declared in OrderCustomFields: the options' type ties them to
   // the schemas it gave, a link the compiler cannot follow from here.
   const schemas = buildOrderSchemas({ statuses: workflow.statuses, maxItems, maxPageSize, customFields }) as unknown as OrderSchemas
-  const module = createOrderModule({ ...config, schemas, log: app.log })
-  app.decorate('orders', module.service)
+  const service = createOrderService({ ...config, schemas, log: app.log })
+  app.decorate('orders', service.orders)
   // Subscriptions run while the app is up; they stop before onClose hooks, which may end the storage.
-  app.addHook('onReady', async () => { module.start() })
-  app.addHook('preClose', async () => { await module.close() })
+  app.addHook('onReady', async () => { service.start() })
+  app.addHook('preClose', async () => { await service.close() })
 
   // fastify-plugin shares `app.orders` with the host but ignores `prefix`, so the routes get
   // an encapsulated child of their own that carries it.
   await app.register(orderRoutes, {
     prefix: config.prefix,
-    module,
+    rules: service.rules,
+    validatorOf: service.validatorOf,
     schemas,
     bodyLimit: config.bodyLimit,
     authorize: config.authorize,
@@ -44,26 +44,23 @@ export const orderPlugin = fp(fastifyOrder, { name: 'fastify-order', fastify: '5
 export default orderPlugin
 
 export { codes } from './errors.js'
-export type { OrderCustomFields, CustomFieldsPatch } from './custom-fields/types.js'
-export { memoryStorage } from './storage/memory/index.js'
+export { memoryStorage } from './storage/memory/memory-storage.js'
 export { defaultWorkflow, type Workflow } from './workflow.js'
 export {
   buildOrderSchemas, schemas, OrderSchema, OrderErrorSchema, OrderItemSchema, CreateOrderBodySchema,
   ListOrdersBodySchema, OrderPageSchema, UpdateOrderStatusBodySchema
 } from './schemas.js'
 export type {
-  Order, NewOrder, OrderItem, StatusChange, CreateOrderInput, ListOrdersQuery, ListOrdersFilter, OrderPage,
-  UpdateOrderStatusInput, OrderErrorBody, OrderSchemas, SchemaLimits, ListEventsQuery
+  Order, OrderItem, StatusChange, CreateOrderInput, ListOrdersQuery, ListOrdersFilter, OrderPage,
+  UpdateOrderStatusInput, OrderErrorBody, OrderSchemas, ListEventsQuery, NewOrder
 } from './schemas.js'
+export type { OrderCustomFields, CustomFieldsPatch } from './custom-fields/types.js'
 export type { OrderPluginOptions } from './options.js'
 export type { Authorize, OrderHooks, OrderOperation } from './routes.js'
-export type { OrderService, OrderCalls, OrderCallOptions, CreateOrderOptions, TransactionClient } from './app-orders.js'
+export type { OrderService, TransactionClient } from './service.js'
+export type { OrderCallOptions } from './rules.js'
 export type { OrderScope } from './scope.js'
-export type { OrderEvents, StatusChangedEvent } from './listeners.js'
-export type { OrderEvent, OrderCreatedEvent, OrderStatusChangedEvent, EventPage } from './events.js'
+export type { OrderListeners, OrderMove } from './listeners.js'
+export type { OrderEvent, EventPage } from './events.js'
 export type { OrderEventHandler, SubscribeOptions, SubscriptionStatus } from './subscriptions.js'
-export type {
-  OrderStorage, OrderStore, EventFeedStore, SubscriptionStore, TransactionOrderStore, CreateResult, IdempotencyClaim,
-  StorageListQuery, StorageEventQuery, LeaseRequest, Lease, NewOrderCreatedEvent
-} from './storage/types.js'
-export type { OrderPosition } from './position.js'
+export type { OrderStorage, JoinedStorage, CreateResult, IdempotencyClaim, StorageListQuery } from './storage/order-storage.js'

@@ -1,7 +1,7 @@
 // A getOrderList query made canonical: defaults filled, lists sorted, instants spelled as stored, the cursor read.
-import { decodeCursor, type NormalizedQuery } from './cursor.js'
-import type { ListOrdersQuery } from './schemas.js'
-import type { StorageListQuery } from './storage/types.js'
+import { decodeCursor } from './cursor.js'
+import type { OrderPosition } from './position.js'
+import type { ListOrdersQuery, PageFilter } from './schemas.js'
 import { validationError } from './validation.js'
 
 const EARLIEST = '0000-01-01T00:00:00.000Z'
@@ -17,30 +17,24 @@ function toTimestamp (value: string, field: string): string {
   return timestamp < EARLIEST || timestamp.startsWith('+') ? (millis < 0 ? EARLIEST : LATEST) : timestamp
 }
 
-export interface ReadListQuery {
-  /** What the cursor of the next page is bound to. */
-  normalized: NormalizedQuery
-  /** The page the storage reads, one order more than asked so the rules know whether another follows; without scope. */
-  storageQuery: StorageListQuery
+export interface PageQuery {
+  /** The canonical filter, without scope: what the cursor of the next page is bound to. */
+  filter: PageFilter
+  order: 'asc' | 'desc'
+  /** Where the page starts: the position of the cursor. */
+  after: OrderPosition | undefined
   /** How many orders the page holds at most. */
   limit: number
 }
 
 /** Reads a query that passed the schema; throws ORDER_INVALID_CURSOR for a cursor of another query. */
-export function readListQuery (query: ListOrdersQuery, defaultLimit: number): ReadListQuery {
-  const { filter = {}, order = 'desc', limit = defaultLimit, cursor } = query
-  const statuses = filter.status === undefined
-    ? undefined
-    : typeof filter.status === 'string' ? [filter.status] : [...filter.status].sort()
-  const ids = filter.ids === undefined ? undefined : [...new Set(filter.ids)].sort()
-  const createdFrom = filter.createdFrom === undefined ? undefined : toTimestamp(filter.createdFrom, 'createdFrom')
-  const createdTo = filter.createdTo === undefined ? undefined : toTimestamp(filter.createdTo, 'createdTo')
-  const { customerId, number, reference } = filter
-  const normalized: NormalizedQuery = { order, customerId, number, reference, statuses, ids, createdFrom, createdTo }
-  const after = cursor === undefined ? undefined : decodeCursor(cursor, normalized)
-  return {
-    normalized,
-    storageQuery: { customerId, number, reference, statuses, ids, createdFrom, createdTo, order, after, limit: limit + 1 },
-    limit
-  }
+export function readListQuery (query: ListOrdersQuery, defaultLimit: number): PageQuery {
+  const { filter: { status, ids, createdFrom, createdTo, ...equal } = {}, order = 'desc', limit = defaultLimit, cursor } = query
+  const filter: PageFilter = {}
+  for (const [key, value] of Object.entries(equal)) if (value !== undefined) (filter as Record<string, unknown>)[key] = value
+  if (status !== undefined) filter.statuses = typeof status === 'string' ? [status] : [...status].sort()
+  if (ids !== undefined) filter.ids = [...new Set(ids)].sort()
+  if (createdFrom !== undefined) filter.createdFrom = toTimestamp(createdFrom, 'createdFrom')
+  if (createdTo !== undefined) filter.createdTo = toTimestamp(createdTo, 'createdTo')
+  return { filter, order, after: cursor === undefined ? undefined : decodeCursor(cursor, order, filter), limit }
 }

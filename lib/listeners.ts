@@ -3,7 +3,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import { codes } from './errors.js'
 import type { Order } from './schemas.js'
 
-export interface StatusChangedEvent {
+/** What a `statusChanged` listener gets: the order after the move, and the statuses it moved between. */
+export interface OrderMove {
   order: Order
   from: string
   to: string
@@ -14,18 +15,18 @@ export interface StatusChangedEvent {
  * ignored. Best-effort: a crash after the commit loses them. For durable delivery use the event feed
  * (`listEvents`) and `subscribe`.
  */
-export interface OrderEvents {
+export interface OrderListeners {
   created: (order: Order) => unknown
-  statusChanged: (event: StatusChangedEvent) => unknown
+  statusChanged: (move: OrderMove) => unknown
 }
 
 export interface Listeners {
   /** Adds a listener; ORDER_INVALID_LISTENER for an unknown event or a listener that is not a function. */
-  on: <E extends keyof OrderEvents>(event: E, listener: OrderEvents[E]) => void
+  on: <E extends keyof OrderListeners>(event: E, listener: OrderListeners[E]) => void
   /** Whether `event` has a listener, so a change without any skips making its payload. */
-  has: (event: keyof OrderEvents) => boolean
+  has: (event: keyof OrderListeners) => boolean
   /** Runs the listeners of `event` in turn, logging each failure. */
-  emit: <E extends keyof OrderEvents>(event: E, payload: Parameters<OrderEvents[E]>[0]) => Promise<void>
+  emit: <E extends keyof OrderListeners>(event: E, payload: Parameters<OrderListeners[E]>[0]) => Promise<void>
 }
 
 function isThenable (value: unknown): value is PromiseLike<unknown> {
@@ -33,7 +34,7 @@ function isThenable (value: unknown): value is PromiseLike<unknown> {
 }
 
 export function createListeners (log: FastifyBaseLogger): Listeners {
-  const listeners: { [E in keyof OrderEvents]: Array<OrderEvents[E]> } = { created: [], statusChanged: [] }
+  const listeners: { [E in keyof OrderListeners]: Array<OrderListeners[E]> } = { created: [], statusChanged: [] }
   return {
     on (event, listener) {
       if (!Object.hasOwn(listeners, event)) {

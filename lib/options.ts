@@ -1,10 +1,12 @@
 // The plugin options, their defaults and their validation at register time.
-import { checkCustomFields } from './custom-fields/schemas.js'
+import { checkCustomFields } from './custom-fields/forms.js'
 import type { CustomFieldSchemas, CustomFieldsSchemaOf } from './custom-fields/types.js'
 import { codes } from './errors.js'
+import { plugin as limits } from './limits.js'
+import { optionChecker } from './option-checks.js'
 import type { Authorize, OrderHooks } from './routes.js'
-import { memoryStorage } from './storage/memory/index.js'
-import { storageMethods, type OrderStorage } from './storage/types.js'
+import { memoryStorage } from './storage/memory/memory-storage.js'
+import { storageProblem, type OrderStorage } from './storage/order-storage.js'
 import { compileWorkflow, defaultWorkflow, type CompiledWorkflow, type Workflow } from './workflow.js'
 
 export interface OrderPluginOptions {
@@ -49,40 +51,22 @@ export interface OrderPluginConfig {
   customFields: CustomFieldSchemas | undefined
 }
 
-const DAY = 24 * 60 * 60 * 1000
 // Options Fastify itself reads from the register call may sit beside ours.
 const FASTIFY_OPTIONS = ['logLevel', 'logSerializers']
-const STORAGE_METHODS = Object.values(storageMethods).flat()
-
-function invalid (message: string) {
-  return new codes.ORDER_INVALID_OPTIONS(message)
-}
-
-/** The longest a duration option may be: 100 years, so every time computed from it stays a four-digit year. */
-const MAX_DURATION = 100 * 365 * DAY
-/** The largest page and order that stay one bounded statement; and a body limit a 32-bit length holds. */
-const MAX_COUNT = 10_000
-const MAX_BODY = 2 ** 31 - 1
-
-function positiveInteger (options: Record<string, unknown>, name: string, fallback: number, max: number, unit: string): number {
-  const value = options[name] ?? fallback
-  if (!Number.isSafeInteger(value) || (value as number) < 1) {
-    throw invalid(`${name} must be a positive integer, got ${JSON.stringify(value)}`)
-  }
-  if ((value as number) > max) throw invalid(`${name} must be at most ${max}${unit}, got ${value as number}`)
-  return value as number
-}
+const OPTIONS = ['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention', 'customFields']
+const check = optionChecker('', codes.ORDER_INVALID_OPTIONS)
+const duration = (fallback: number) => ({ fallback, max: limits.maxDuration, unit: ' ms (100 years)' })
 
 function checkHooks (hooks: unknown): OrderHooks | undefined {
   if (hooks === undefined) return undefined
-  if (typeof hooks !== 'object' || hooks === null) throw invalid('hooks must be an object like { onRequest, preHandler }')
+  if (typeof hooks !== 'object' || hooks === null) throw check.invalid('hooks must be an object like { onRequest, preHandler }')
   for (const [name, value] of Object.entries(hooks)) {
     if (name !== 'onRequest' && name !== 'preHandler') {
-      throw invalid(`hooks.${name} is not supported; use hooks.onRequest or hooks.preHandler`)
+      throw check.invalid(`hooks.${name} is not supported; use hooks.onRequest or hooks.preHandler`)
     }
     const handlers: unknown[] = Array.isArray(value) ? value : [value]
     if (!handlers.every(handler => typeof handler === 'function')) {
-      throw invalid(`hooks.${name} must be a hook function or an array of them`)
+      throw check.invalid(`hooks.${name} must be a hook function or an array of them`)
     }
   }
   return hooks as OrderHooks
@@ -90,41 +74,25 @@ function checkHooks (hooks: unknown): OrderHooks | undefined {
 
 /** Checks the register options and fills the defaults; every error says what to change. */
 export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConfig {
-  const known = new Set<string>(['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention', 'customFields'])
-  for (const name of Object.keys(options)) {
-    if (!known.has(name) && !FASTIFY_OPTIONS.includes(name)) {
-      throw invalid(`unknown option "${name}"; the options are ${[...known].join(', ')}`)
-    }
-  }
-  const record = options as Record<string, unknown>
-
+  const record = check.known(options, OPTIONS, '{ storage }', FASTIFY_OPTIONS)
   const storage = options.storage ?? memoryStorage()
-  for (const method of STORAGE_METHODS) {
-    if (typeof storage?.[method] !== 'function') {
-      throw invalid(`storage must implement OrderStorage: storage.${method} is not a function`)
-    }
-  }
-  if (storage.init !== undefined && typeof storage.init !== 'function') throw invalid('storage.init must be a function when given')
-
-  const { prefix, authorize } = options
+  const problem = storageProblem(storage)
+  if (problem !== undefined) throw check.invalid(problem)
+  const { prefix } = options
   if (prefix !== undefined && (typeof prefix !== 'string' || !prefix.startsWith('/'))) {
-    throw invalid(`prefix must be a path starting with "/", like "/api", got ${JSON.stringify(prefix)}`)
+    throw check.invalid(`prefix must be a path starting with "/", like "/api", got ${JSON.stringify(prefix)}`)
   }
-  if (authorize !== undefined && typeof authorize !== 'function') {
-    throw invalid('authorize must be a function (request, operation) => scope | boolean')
-  }
-
   return {
     storage,
     prefix,
     workflow: compileWorkflow(options.workflow ?? defaultWorkflow),
-    maxPageSize: positiveInteger(record, 'maxPageSize', 100, MAX_COUNT, ''),
-    maxItems: positiveInteger(record, 'maxItems', 100, MAX_COUNT, ''),
-    idempotencyTtl: positiveInteger(record, 'idempotencyTtl', DAY, MAX_DURATION, ' ms (100 years)'),
-    bodyLimit: positiveInteger(record, 'bodyLimit', 1024 * 1024, MAX_BODY, ' bytes'),
-    authorize,
+    maxPageSize: check.integer(record, 'maxPageSize', { fallback: limits.defaultMaxPageSize, max: limits.maxCount }),
+    maxItems: check.integer(record, 'maxItems', { fallback: limits.defaultMaxItems, max: limits.maxCount }),
+    idempotencyTtl: check.integer(record, 'idempotencyTtl', duration(limits.defaultIdempotencyTtl)),
+    bodyLimit: check.integer(record, 'bodyLimit', { fallback: limits.defaultBodyLimit, max: limits.maxBodyLimit, unit: ' bytes' }),
+    authorize: check.func<Authorize>(record, 'authorize', '(request, operation) => scope | boolean'),
     hooks: checkHooks(options.hooks),
-    eventRetention: positiveInteger(record, 'eventRetention', 30 * DAY, MAX_DURATION, ' ms (100 years)'),
+    eventRetention: check.integer(record, 'eventRetention', duration(limits.defaultEventRetention)),
     customFields: checkCustomFields(options.customFields)
   }
 }

@@ -1,6 +1,6 @@
 // Retention: the one owner of purging, of expired idempotency keys and of events older than eventRetention.
 import type { FastifyBaseLogger } from 'fastify'
-import type { OrderStorage } from './storage/types.js'
+import type { OrderStorage } from './storage/order-storage.js'
 
 // One purge every hundred writes, of up to twice that: neither keys nor the feed can outgrow what
 // retention keeps, and no purge does unbounded work.
@@ -8,6 +8,7 @@ const PURGE_EVERY = 100
 const PURGE_BATCH = 200
 
 export interface RetentionConfig {
+  /** Without the event feed, only idempotency keys are purged. */
   storage: Pick<OrderStorage, 'purgeEvents' | 'purgeIdempotencyKeys'>
   /** How long events are kept at least, in milliseconds. */
   eventRetention: number
@@ -37,7 +38,8 @@ export function createRetention ({ storage, eventRetention, log }: RetentionConf
   async function purge (): Promise<void> {
     const now = Date.now()
     await attempt('idempotency keys', () => storage.purgeIdempotencyKeys(new Date(now).toISOString(), PURGE_BATCH))
-    await attempt('events', () => storage.purgeEvents(new Date(now - eventRetention).toISOString(), PURGE_BATCH))
+    const { purgeEvents } = storage
+    if (purgeEvents !== undefined) await attempt('events', () => purgeEvents.call(storage, new Date(now - eventRetention).toISOString(), PURGE_BATCH))
     purging = undefined
   }
 

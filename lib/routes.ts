@@ -1,14 +1,16 @@
-// The three POST routes: request → authorize → order module → reply, nothing else.
+// The three POST routes: request → authorize → the order rules → reply, nothing else.
 import type {
   FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler, onRequestHookHandler, preHandlerHookHandler
 } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { errorCodes } from 'fastify'
 import { codes } from './errors.js'
+import { IDEMPOTENCY_KEY_RULE } from './idempotency.js'
 import { openApiSchemaOf } from './openapi.js'
+import type { OrderRules } from './rules.js'
 import type { OrderSchemas } from './schemas.js'
-import type { OrderModule } from './module.js'
 import { checkScope, type OrderScope } from './scope.js'
+import type { Validate } from './validation.js'
 
 export type OrderOperation = 'getOrderList' | 'createOrder' | 'updateOrderStatus'
 
@@ -26,7 +28,9 @@ export interface OrderHooks {
 }
 
 export interface OrderRoutesOptions {
-  module: OrderModule
+  rules: OrderRules
+  /** The strict validator of a schema, compiled once and shared with `app.orders`. */
+  validatorOf: (schema: object) => Validate
   schemas: OrderSchemas
   bodyLimit: number
   authorize?: Authorize
@@ -79,7 +83,7 @@ function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies) {
     body: bodies.create as typeof schemas.CreateOrderBody,
     response: {
       201: order('The new order, or the first one created with this Idempotency-Key (header idempotent-replayed: true)'),
-      400: error(`${invalid}; ORDER_TOTAL_TOO_LARGE: the total is above Number.MAX_SAFE_INTEGER; ORDER_INVALID_IDEMPOTENCY_KEY: the header is not 1 to 255 visible ASCII characters`),
+      400: error(`${invalid}; ORDER_TOTAL_TOO_LARGE: the total is above Number.MAX_SAFE_INTEGER; ORDER_INVALID_IDEMPOTENCY_KEY: the header is not ${IDEMPOTENCY_KEY_RULE}`),
       403: error('ORDER_FORBIDDEN: `authorize` denied the operation, or the order is for another customer than the scope'),
       409: error('ORDER_IDEMPOTENCY_IN_PROGRESS: a request with the same Idempotency-Key is still running; ORDER_REFERENCE_TAKEN: the customer already has an order with this reference'),
       413: tooLarge,
@@ -128,7 +132,7 @@ function readJsonOnly (app: FastifyInstance): void {
 }
 
 export async function orderRoutes (fastify: FastifyInstance, options: OrderRoutesOptions): Promise<void> {
-  const { module, schemas, bodyLimit, authorize, hooks } = options
+  const { rules, schemas, bodyLimit, authorize, hooks } = options
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   app.addSchema(schemas.Order)
@@ -142,7 +146,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
    * answers with its own code.
    */
   function validatorOf (schema: object): FastifySchemaCompiler<unknown> {
-    const validate = module.validatorOf(schema)
+    const validate = options.validatorOf(schema)
     return ({ httpPart }) => httpPart === 'body' ? validate : accept
   }
 
@@ -187,19 +191,19 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     }
   }, async (request, reply) => {
     const scope = await scopeOf(request, reply, 'getOrderList')
-    return scope === refused ? reply : module.listOrders(request.body, scope)
+    return scope === refused ? reply : rules.list(request.body, { scope })
   })
 
   app.post('/order/createOrder', { ...common, schema: route.createOrder, validatorCompiler: validatorOf(schemas.CreateOrderBody) }, async (request, reply) => {
     const scope = await scopeOf(request, reply, 'createOrder')
     if (scope === refused) return reply
-    const result = await module.createOrder(request.body, scope, request.headers['idempotency-key'])
+    const result = await rules.create(request.body, { scope, idempotencyKey: request.headers['idempotency-key'] })
     if (result.replayed) reply.header('idempotent-replayed', 'true')
     return reply.code(201).send(result.order)
   })
 
   app.post('/order/updateOrderStatus', { ...common, schema: route.updateOrderStatus, validatorCompiler: validatorOf(schemas.UpdateOrderStatusBody) }, async (request, reply) => {
     const scope = await scopeOf(request, reply, 'updateOrderStatus')
-    return scope === refused ? reply : module.updateOrderStatus(request.body, scope)
+    return scope === refused ? reply : rules.updateStatus(request.body, { scope })
   })
 }

@@ -1,7 +1,8 @@
 // TypeBox schemas of the order routes: one object each serves validation, serialization, types and OpenAPI.
 import { Type, type Static, type TOptional, type TSchema, type TUnsafe } from '@sinclair/typebox'
-import { customFieldForms } from './custom-fields/schemas.js'
+import { customFieldForms } from './custom-fields/forms.js'
 import type { CustomFieldsPatch, OrderCustomFields } from './custom-fields/types.js'
+import { order as limits, page, plugin } from './limits.js'
 import { defaultWorkflow } from './workflow.js'
 
 /** What the schemas depend on: the plugin options that tighten or extend them. */
@@ -13,24 +14,28 @@ export interface SchemaLimits<O extends TSchema | undefined = TSchema | undefine
   customFields?: { order?: O, item?: I }
 }
 
-export const DEFAULT_PAGE_SIZE = 20
-export const MAX_IDS_FILTER = 100
-export const DEFAULT_EVENT_PAGE = 100
-export const MAX_EVENT_PAGE = 1000
-
 const strict = { additionalProperties: false } as const
 
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 date-time in UTC with milliseconds' })
-const OrderId = Type.String({ minLength: 1, maxLength: 128, description: 'Opaque order id chosen by the server' })
-const CustomerId = Type.String({ minLength: 1, maxLength: 128 })
+const OrderId = Type.String({ minLength: 1, maxLength: limits.idLength, description: 'Opaque order id chosen by the server' })
+const CustomerId = Type.String({ minLength: 1, maxLength: limits.customerIdLength })
 const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 alphabetic code' })
-const Reason = Type.String({ maxLength: 500 })
+const Reason = Type.String({ maxLength: limits.reasonLength })
 const OrderNumber = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Human order number chosen by the storage, unique within it' })
+const VISIBLE_ASCII = '^[\\x21-\\x7E]+$'
 const Reference = Type.String({
   minLength: 1,
-  maxLength: 128,
-  pattern: '^[\\x21-\\x7E]+$',
-  description: 'The client\'s own key for the order (a cart id, a payment intent): 1 to 128 visible ASCII characters, unique per customer'
+  maxLength: limits.referenceLength,
+  pattern: VISIBLE_ASCII,
+  description: `The client's own key for the order (a cart id, a payment intent): 1 to ${limits.referenceLength} visible ASCII characters, unique per customer`
+})
+
+/** The Idempotency-Key header. The rules check it themselves, so that it answers with its own code. */
+export const IdempotencyKeySchema = Type.String({
+  minLength: 1,
+  maxLength: limits.idempotencyKeyLength,
+  pattern: VISIBLE_ASCII,
+  description: 'Makes retries safe: the same key with the same body returns the first order'
 })
 
 /** A string of the workflow's statuses; an enum keeps OpenAPI readable and rejects unknown statuses. */
@@ -39,18 +44,18 @@ const statusOf = (statuses: readonly string[]) =>
 
 const Metadata = Type.Unsafe<Record<string, string>>({
   type: 'object',
-  maxProperties: 50,
-  propertyNames: { minLength: 1, maxLength: 40 },
-  additionalProperties: { type: 'string', maxLength: 500 },
+  maxProperties: limits.metadataKeys,
+  propertyNames: { minLength: 1, maxLength: limits.metadataKeyLength },
+  additionalProperties: { type: 'string', maxLength: limits.metadataValueLength },
   // OpenAPI 3.0 has no propertyNames: the documented form drops it, so the words carry the key limit.
-  description: 'String to string: at most 50 keys of 1 to 40 characters, values of at most 500 characters'
+  description: `String to string: at most ${limits.metadataKeys} keys of 1 to ${limits.metadataKeyLength} characters, values of at most ${limits.metadataValueLength} characters`
 })
 
 export const OrderItemSchema = Type.Object({
-  sku: Type.String({ minLength: 1, maxLength: 64 }),
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-  quantity: Type.Integer({ minimum: 1, maximum: 1_000_000 }),
-  unitPrice: Type.Integer({ minimum: 0, maximum: 1e12, description: 'In the currency\'s minor unit (cents)' })
+  sku: Type.String({ minLength: 1, maxLength: limits.skuLength }),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: limits.itemNameLength })),
+  quantity: Type.Integer({ minimum: 1, maximum: limits.maxQuantity }),
+  unitPrice: Type.Integer({ minimum: 0, maximum: limits.maxUnitPrice, description: 'In the currency\'s minor unit (cents)' })
 }, strict)
 
 /** `customFields` of a stored order or item: optional, as orders stored before the option was set have none. */
@@ -133,13 +138,13 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
   }, strict)
 
   const ListOrdersBody = Type.Object({
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize, default: Math.min(DEFAULT_PAGE_SIZE, maxPageSize) })),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'nextCursor of the previous page' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize, default: Math.min(page.defaultSize, maxPageSize) })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: page.cursorLength, description: 'nextCursor of the previous page' })),
     order: Type.Optional(Type.Unsafe<'asc' | 'desc'>({ type: 'string', enum: ['asc', 'desc'], default: 'desc' })),
     filter: Type.Optional(Type.Object({
       status: Type.Optional(Type.Union([Status, Type.Array(Status, { minItems: 1, uniqueItems: true })])),
       customerId: Type.Optional(CustomerId),
-      ids: Type.Optional(Type.Array(OrderId, { minItems: 1, maxItems: MAX_IDS_FILTER })),
+      ids: Type.Optional(Type.Array(OrderId, { minItems: 1, maxItems: page.maxIds })),
       number: Type.Optional(OrderNumber),
       reference: Type.Optional(Reference),
       createdFrom: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive' })),
@@ -155,24 +160,17 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
   const UpdateOrderStatusBody = Type.Object({
     id: OrderId,
     status: Status,
-    expectedVersion: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647 })),
+    expectedVersion: Type.Optional(Type.Integer({ minimum: 1, maximum: limits.maxVersion })),
     reason: Type.Optional(Reason),
     ...patchCustomFields(order)
   }, strict)
 
-  const IdempotencyHeaders = Type.Object({
-    'idempotency-key': Type.Optional(Type.String({
-      minLength: 1,
-      maxLength: 255,
-      pattern: '^[\\x21-\\x7E]+$',
-      description: 'Makes retries safe: the same key with the same body returns the first order'
-    }))
-  })
+  const IdempotencyHeaders = Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeySchema) })
 
   // app.orders.listEvents' argument; there is no route for the feed.
   const ListEventsQuery = Type.Object({
-    after: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'The id of an event listed earlier' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EVENT_PAGE, default: DEFAULT_EVENT_PAGE }))
+    after: Type.Optional(Type.String({ minLength: 1, maxLength: limits.idLength, description: 'The id of an event listed earlier' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: page.maxEvents, default: page.defaultEvents }))
   }, strict)
 
   return { Order, OrderError, CreateOrderBody, ListOrdersBody, OrderPage, UpdateOrderStatusBody, IdempotencyHeaders, ListEventsQuery }
@@ -188,8 +186,8 @@ export type OrderSchemas<O extends TSchema | undefined = DeclaredSchema<'order'>
 /** The schemas as built for the default options (`defaultWorkflow`, `maxItems` 100, `maxPageSize` 100, no custom fields). */
 export const schemas: OrderSchemas<undefined, undefined> = buildOrderSchemas({
   statuses: Object.keys(defaultWorkflow.transitions),
-  maxItems: 100,
-  maxPageSize: 100
+  maxItems: plugin.defaultMaxItems,
+  maxPageSize: plugin.defaultMaxPageSize
 })
 
 export const {
@@ -209,6 +207,18 @@ export type StatusChange = Order['statusHistory'][number]
 export type CreateOrderInput = Static<OrderSchemas['CreateOrderBody']>
 export type ListOrdersQuery = Static<OrderSchemas['ListOrdersBody']>
 export type ListOrdersFilter = NonNullable<ListOrdersQuery['filter']>
+/**
+ * The filter of a page as storages read it: the request's filter with `status` as a sorted list of
+ * `statuses`, `ids` sorted without repeats and the created range as stored instants. Every other
+ * filter of the request schema comes through as it is, an order property matched by equality, so a
+ * new filter needs no code between the schema and the storage.
+ */
+export type PageFilter = Omit<ListOrdersFilter, 'status' | 'ids'> & {
+  /** Any of these statuses. */
+  statuses?: readonly string[]
+  /** Any of these ids. */
+  ids?: readonly string[]
+}
 export type OrderPage = Static<OrderSchemas['OrderPage']>
 export type UpdateOrderStatusInput = Static<OrderSchemas['UpdateOrderStatusBody']>
 export type OrderErrorBody = Static<OrderSchemas['OrderError']>

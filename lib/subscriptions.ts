@@ -2,8 +2,10 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import { codes } from './errors.js'
+import { subscription as limits } from './limits.js'
+import { optionChecker } from './option-checks.js'
 import type { OrderEvent } from './events.js'
-import type { SubscriptionStore } from './storage/types.js'
+import type { SubscriptionsCapability } from './storage/order-storage.js'
 
 /** Handles one event; resolving checkpoints it, throwing or rejecting retries it after a backoff. */
 export type OrderEventHandler = (event: OrderEvent) => unknown
@@ -31,7 +33,7 @@ export interface SubscriptionStatus {
 }
 
 export interface SubscriptionsConfig {
-  storage: SubscriptionStore
+  storage: SubscriptionsCapability
   log: FastifyBaseLogger
   /** Freezes an event before host code gets it. */
   readonly: (event: OrderEvent) => OrderEvent
@@ -50,7 +52,7 @@ export interface Subscriptions {
   close: () => Promise<void>
 }
 
-const NAME = /^[A-Za-z0-9_.-]{1,100}$/
+const NAME = new RegExp(`^[A-Za-z0-9_.-]{1,${limits.nameLength}}$`)
 const OPTIONS = ['from', 'pollInterval', 'leaseTtl', 'maxBackoff']
 const BATCH = 100
 const FIRST_BACKOFF = 100
@@ -58,46 +60,27 @@ const FIRST_BACKOFF = 100
 // PostgreSQL the event is listed only once older transactions elsewhere have ended.
 const FIRST_CHASE = 1
 
-function invalid (message: string) {
-  return new codes.ORDER_INVALID_SUBSCRIPTION(message)
-}
-
-/** The longest a timer waits: Node.js fires a longer one at once. It also fits PostgreSQL's integer. */
-const MAX_TIMER = 2 ** 31 - 1
-
-function positive (options: Record<string, unknown>, name: string, fallback: number): number {
-  const value = options[name] ?? fallback
-  if (!Number.isSafeInteger(value) || (value as number) < 1) {
-    throw invalid(`subscribe option ${name} must be a positive integer of milliseconds, got ${JSON.stringify(value)}`)
-  }
-  if ((value as number) > MAX_TIMER) {
-    throw invalid(`subscribe option ${name} must be at most ${MAX_TIMER} ms (about 24.8 days, the longest timer Node.js keeps), got ${value as number}`)
-  }
-  return value as number
-}
+const check = optionChecker('subscribe: ', codes.ORDER_INVALID_SUBSCRIPTION)
+// Every duration is a timer's: Node.js fires a longer one at once.
+const duration = (fallback: number) => ({ fallback, max: limits.maxDuration, unit: ' ms' })
 
 function checkSubscribe (name: unknown, handler: unknown, options: unknown, eventRetention: number): Required<SubscribeOptions> {
   if (typeof name !== 'string' || !NAME.test(name)) {
-    throw invalid(`a subscription name must be 1 to 100 letters, digits, "_", "." or "-", got ${JSON.stringify(name)}`)
+    throw check.invalid(`a subscription name must be 1 to ${limits.nameLength} letters, digits, "_", "." or "-", got ${JSON.stringify(name)}`)
   }
-  if (typeof handler !== 'function') throw invalid(`the handler of subscription "${name}" must be a function (event) => ...`)
-  if (typeof options !== 'object' || options === null) throw invalid('subscribe options must be an object like { from: "start" }')
-  const record = options as Record<string, unknown>
-  for (const key of Object.keys(record)) {
-    if (!OPTIONS.includes(key)) throw invalid(`unknown subscribe option "${key}"; the options are ${OPTIONS.join(', ')}`)
-  }
-  const from = record.from ?? 'now'
-  if (from !== 'now' && from !== 'start') throw invalid(`subscribe option from must be "now" or "start", got ${JSON.stringify(from)}`)
-  const pollInterval = positive(record, 'pollInterval', 1000)
-  const leaseTtl = positive(record, 'leaseTtl', 30_000)
+  if (typeof handler !== 'function') throw check.invalid(`the handler of subscription "${name}" must be a function (event) => ...`)
+  const record = check.known(options, OPTIONS, '{ from: "start" }')
+  const from = check.oneOf(record, 'from', ['now', 'start'] as const, 'now')
+  const pollInterval = check.integer(record, 'pollInterval', duration(limits.defaultPollInterval))
+  const leaseTtl = check.integer(record, 'leaseTtl', duration(limits.defaultLeaseTtl))
   if (leaseTtl < 2 * pollInterval) {
-    throw invalid(`subscribe option leaseTtl (${leaseTtl}) must be at least twice pollInterval (${pollInterval}), so the holder renews its lease in time`)
+    throw check.invalid(`leaseTtl (${leaseTtl}) must be at least twice pollInterval (${pollInterval}), so the holder renews its lease in time`)
   }
   // Retention keeps what a subscription holding its lease within eventRetention has not handled.
   if (leaseTtl > eventRetention) {
-    throw invalid(`subscribe option leaseTtl (${leaseTtl}) must be at most the plugin's eventRetention (${eventRetention}), so retention never purges what a live subscription still needs`)
+    throw check.invalid(`leaseTtl (${leaseTtl}) must be at most the plugin's eventRetention (${eventRetention}), so retention never purges what a live subscription still needs`)
   }
-  return { from, pollInterval, leaseTtl, maxBackoff: positive(record, 'maxBackoff', 60_000) }
+  return { from, pollInterval, leaseTtl, maxBackoff: check.integer(record, 'maxBackoff', duration(limits.defaultMaxBackoff)) }
 }
 
 /** A wait that `interrupt` ends early; its timer never keeps the process alive. */
@@ -254,9 +237,9 @@ export function createSubscriptions (config: SubscriptionsConfig): Subscriptions
 
   return {
     subscribe (name, handler, options = {}) {
-      if (closed) throw invalid(`cannot subscribe "${String(name)}": the app is closing`)
+      if (closed) throw check.invalid(`cannot subscribe "${String(name)}": the app is closing`)
       const checked = checkSubscribe(name, handler, options, config.eventRetention)
-      if (runners.has(name)) throw invalid(`this app already has a subscription named "${name}"`)
+      if (runners.has(name)) throw check.invalid(`this app already has a subscription named "${name}"`)
       const runner = new Runner(name, handler, checked, config)
       runners.set(name, runner)
       if (started) runner.start()

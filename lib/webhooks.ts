@@ -2,6 +2,8 @@
 import { createHmac } from 'node:crypto'
 import { codes } from './errors.js'
 import type { OrderEvent } from './events.js'
+import { webhook as limits } from './limits.js'
+import { optionChecker } from './option-checks.js'
 
 export interface WebhookOptions {
   /** Where each event is POSTed: an http or https URL. */
@@ -33,29 +35,25 @@ const OWN_HEADERS = ['content-type', 'webhook-id', 'webhook-timestamp', 'webhook
 const OPTIONS = ['url', 'secret', 'timeout', 'types', 'headers']
 // A header value is one line of visible characters, spaces and tabs: a line break would make every request fail.
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/
-const MAX_TIMEOUT = 2 ** 31 - 1
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
-function invalid (message: string): Error {
-  return new codes.ORDER_INVALID_OPTIONS(`webhook: ${message}`)
-}
+const check = optionChecker('webhook: ', codes.ORDER_INVALID_OPTIONS)
+const { invalid } = check
 
 /** The signing key of a `whsec_` secret; the message names its place in the list, never its value. */
 function keyOf (secret: unknown, place: string): Buffer {
   const encoded = typeof secret === 'string' && secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : undefined
   const key = encoded === undefined ? undefined : Buffer.from(encoded, 'base64')
-  if (key === undefined || key.toString('base64') !== encoded || key.length < 24 || key.length > 64) {
-    throw invalid(`${place} must be "whsec_" followed by the base64 of 24 to 64 random bytes`)
+  if (key === undefined || key.toString('base64') !== encoded || key.length < limits.minSecretBytes || key.length > limits.maxSecretBytes) {
+    throw invalid(`${place} must be "whsec_" followed by the base64 of ${limits.minSecretBytes} to ${limits.maxSecretBytes} random bytes`)
   }
   return key
 }
 
 function checkOptions (options: WebhookOptions) {
-  if (typeof options !== 'object' || options === null) throw invalid('options must be an object like { url, secret }')
-  for (const name of Object.keys(options)) {
-    if (!OPTIONS.includes(name)) throw invalid(`unknown option "${name}"; the options are ${OPTIONS.join(', ')}`)
-  }
-  const { url, secret, timeout = 10_000, types = TYPES, headers = {} } = options
+  const record = check.known(options, OPTIONS, '{ url, secret }')
+  const timeout = check.integer(record, 'timeout', { fallback: limits.defaultTimeout, max: limits.maxTimeout, unit: ' ms' })
+  const { url, secret, types = TYPES, headers = {} } = options
   let target: URL
   try {
     target = new URL(url)
@@ -66,9 +64,6 @@ function checkOptions (options: WebhookOptions) {
   const secrets = typeof secret === 'string' ? [secret] : secret
   if (!Array.isArray(secrets) || secrets.length === 0) throw invalid('secret must be a secret or a non-empty array of them')
   const keys = secrets.map((one, index) => keyOf(one, typeof secret === 'string' ? 'secret' : `secret[${index}]`))
-  if (!Number.isSafeInteger(timeout) || timeout < 1 || timeout > MAX_TIMEOUT) {
-    throw invalid(`timeout must be an integer of milliseconds from 1 to ${MAX_TIMEOUT}, got ${JSON.stringify(timeout)}`)
-  }
   if (!Array.isArray(types) || !types.every(type => TYPES.includes(type))) {
     throw invalid(`types must be an array of event types among ${TYPES.map(type => `"${type}"`).join(', ')}`)
   }

@@ -1,5 +1,7 @@
 // The order status state machine: the default workflow, its validation and the transition check.
 import { codes } from './errors.js'
+import { workflow as limits } from './limits.js'
+import { optionChecker } from './option-checks.js'
 
 /** A status workflow: the status new orders start in, and the moves allowed from each status. */
 export interface Workflow {
@@ -27,13 +29,13 @@ export interface CompiledWorkflow {
   allows (from: string, to: string): boolean
 }
 
-const STATUS_NAME = /^[A-Za-z0-9_.-]{1,64}$/
+const STATUS_NAME = new RegExp(`^[A-Za-z0-9_.-]{1,${limits.statusLength}}$`)
+const { invalid } = optionChecker('workflow', codes.ORDER_INVALID_OPTIONS)
 
 /** Checks a workflow option and compiles it; the error says what to change. */
 export function compileWorkflow (workflow: unknown): CompiledWorkflow {
-  const invalid = (message: string) => new codes.ORDER_INVALID_OPTIONS(`workflow ${message}`)
   if (typeof workflow !== 'object' || workflow === null) {
-    throw invalid('must be an object like { initial: "new", transitions: { new: ["done"], done: [] } }')
+    throw invalid(' must be an object like { initial: "new", transitions: { new: ["done"], done: [] } }')
   }
   const { initial, transitions } = workflow as Partial<Workflow>
   if (typeof transitions !== 'object' || transitions === null || Array.isArray(transitions)) {
@@ -43,7 +45,7 @@ export function compileWorkflow (workflow: unknown): CompiledWorkflow {
   if (statuses.length === 0) throw invalid('.transitions must list at least one status')
   for (const status of statuses) {
     if (!STATUS_NAME.test(status)) {
-      throw invalid(`status "${status}" must be 1 to 64 letters, digits, "_", "." or "-"`)
+      throw invalid(` status "${status}" must be 1 to ${limits.statusLength} letters, digits, "_", "." or "-"`)
     }
   }
   if (typeof initial !== 'string' || !Object.hasOwn(transitions, initial)) {

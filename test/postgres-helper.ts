@@ -3,8 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import type { Test } from 'tap'
-import { postgresStorage, type PostgresClient, type PostgresStorageOptions } from '../lib/storage/postgres/index.js'
-import type { OrderStorage } from '../lib/storage/types.js'
+import { postgresStorage, type PostgresClient, type PostgresStorageOptions } from '../lib/storage/postgres/postgres-storage.js'
 
 export interface TestDatabase {
   /** True on a PostgreSQL server (DATABASE_URL), false on PGlite. */
@@ -23,7 +22,7 @@ export interface TestDatabase {
   /** A table name no other test uses; its tables are dropped at teardown. */
   freshTable: () => string
   /** A fresh, empty, initialised storage on a table of its own: the factory the conformance suite takes. */
-  storage: (options?: Partial<PostgresStorageOptions>) => Promise<OrderStorage>
+  storage: (options?: Partial<PostgresStorageOptions>) => Promise<ReturnType<typeof postgresStorage>>
 }
 
 /** Drops every relation a storage made for `table`. */

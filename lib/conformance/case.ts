@@ -1,8 +1,7 @@
 // The shape of a conformance case, and the capabilities cases are grouped by.
-import type { OrderStorage, storageMethods } from '../storage/types.js'
+import type { Capability, StorageWith } from '../storage/order-storage.js'
 
-/** A capability of OrderStorage: `orders` (OrderStore), `feed` (EventFeedStore), `subscriptions` (SubscriptionStore). */
-export type Capability = keyof typeof storageMethods
+export type { Capability }
 
 /**
  * Runs `work` on a client inside a transaction opened on the storage's database, then commits it, or
@@ -16,10 +15,13 @@ export interface ConformanceContext {
   transaction?: TransactionRunner | undefined
 }
 
+/** A storage as the cases see it: the runner only runs a case when the storage has the capability it checks. */
+export type CaseStorage = StorageWith<'feed'> & StorageWith<'subscriptions'>
+
 /** One named behaviour of OrderStorage, checked against a fresh, initialized storage. */
 export interface ConformanceCase {
   /** The capability whose methods the case checks. */
   capability: Capability
   name: string
-  run: (storage: OrderStorage, context?: ConformanceContext) => Promise<void>
+  run: (storage: CaseStorage, context: ConformanceContext) => Promise<void>
 }

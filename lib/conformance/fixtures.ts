@@ -5,7 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { createdEvent, statusChangedEvent, type OrderCreatedEvent, type OrderEvent } from '../events.js'
 import { comparePositions, type OrderPosition } from '../position.js'
 import type { Order } from '../schemas.js'
-import type { CreateResult, IdempotencyClaim, OrderStorage, StorageListQuery } from '../storage/types.js'
+import type { CreateResult, IdempotencyClaim, StorageListQuery } from '../storage/order-storage.js'
+import type { CaseStorage } from './case.js'
 
 export type ListFilter = Omit<StorageListQuery, 'order' | 'after' | 'limit'>
 
@@ -65,14 +66,17 @@ export function moved (order: Order, status: string, reason = 'conformance'): Or
  * Stores a copy of `order` without its number, with its created event, as the plugin does; when the
  * storage created it, checks the number it chose and sets it on `order`.
  */
-export async function storeOrder (storage: OrderStorage, order: Order, claim?: IdempotencyClaim): Promise<CreateResult> {
+export async function storeOrder (storage: Pick<CaseStorage, 'create'>, order: Order, claim?: IdempotencyClaim): Promise<CreateResult> {
   return storeEvent(storage, createdEvent(order), claim)
 }
 
 /** Stores a copy of the event's order without its number, as `storeOrder` does, with a copy of `event`; sets the number on `event.order`. */
-export async function storeEvent (storage: OrderStorage, event: OrderCreatedEvent, claim?: IdempotencyClaim): Promise<CreateResult> {
+export async function storeEvent (storage: Pick<CaseStorage, 'create'>, event: OrderCreatedEvent, claim?: IdempotencyClaim): Promise<CreateResult> {
   const { number: _, ...order } = structuredClone(event.order)
-  const result = await storage.create(order, { ...structuredClone(event), order }, claim)
+  const given = { ...structuredClone(event), order }
+  const before = structuredClone(given)
+  const result = await storage.create(order, given, claim)
+  assert.deepEqual(given, before, 'create must not change the order or the event it is given: it returns the order it stored')
   if (result.created) {
     assert.ok(Number.isSafeInteger(result.order.number) && result.order.number > 0, `create must return the order with a positive integer number, got ${result.order.number}`)
     event.order.number = result.order.number
@@ -81,7 +85,7 @@ export async function storeEvent (storage: OrderStorage, event: OrderCreatedEven
 }
 
 /** Replaces `order` with its statusChanged event, from the status of its previous history entry. */
-export function replaceOrder (storage: OrderStorage, order: Order, expectedVersion: number): Promise<boolean> {
+export function replaceOrder (storage: Pick<CaseStorage, 'replace'>, order: Order, expectedVersion: number): Promise<boolean> {
   return storage.replace(order, expectedVersion, statusChangedEvent(order, order.statusHistory.at(-2)?.status ?? order.status))
 }
 
@@ -95,17 +99,18 @@ export function positionOf (order: Order): OrderPosition {
 
 /** What a list query must return, computed from the orders the test stored. */
 export function expectedList (orders: readonly Order[], query: Omit<StorageListQuery, 'limit'>): string[] {
-  const sign = query.order === 'asc' ? 1 : -1
+  const { order: direction, after, statuses, ids, createdFrom, createdTo, ...equal } = query
+  const sign = direction === 'asc' ? 1 : -1
+  // Every other filter is an order property matched by equality.
+  const matched = Object.entries(equal).filter(([, value]) => value !== undefined) as Array<[keyof Order, unknown]>
   return orders
     .filter(order =>
-      (query.customerId === undefined || order.customerId === query.customerId) &&
-      (query.number === undefined || order.number === query.number) &&
-      (query.reference === undefined || order.reference === query.reference) &&
-      (query.statuses === undefined || query.statuses.includes(order.status)) &&
-      (query.ids === undefined || query.ids.includes(order.id)) &&
-      (query.createdFrom === undefined || order.createdAt >= query.createdFrom) &&
-      (query.createdTo === undefined || order.createdAt < query.createdTo) &&
-      (query.after === undefined || sign * comparePositions(order, query.after) > 0))
+      matched.every(([key, value]) => order[key] === value) &&
+      (statuses === undefined || statuses.includes(order.status)) &&
+      (ids === undefined || ids.includes(order.id)) &&
+      (createdFrom === undefined || order.createdAt >= createdFrom) &&
+      (createdTo === undefined || order.createdAt < createdTo) &&
+      (after === undefined || sign * comparePositions(order, after) > 0))
     .sort((a, b) => sign * comparePositions(a, b))
     .map(order => order.id)
 }
@@ -115,7 +120,7 @@ export function show (query: object): string {
 }
 
 /** Follows pages from the start to the end, as the plugin's cursors do; returns the ids seen. */
-export async function walkPages (storage: OrderStorage, query: Omit<StorageListQuery, 'limit' | 'after'>, limit: number, pageBound: number): Promise<string[]> {
+export async function walkPages (storage: CaseStorage, query: Omit<StorageListQuery, 'limit' | 'after'>, limit: number, pageBound: number): Promise<string[]> {
   const seen: string[] = []
   let after: OrderPosition | undefined
   for (let pages = 0; pages < pageBound; pages++) {
@@ -128,7 +133,7 @@ export async function walkPages (storage: OrderStorage, query: Omit<StorageListQ
   assert.fail(`a walk with limit ${limit} did not end within ${pageBound} pages (is "after" ignored?): ${show(query)}`)
 }
 
-export async function createAll (storage: OrderStorage, orders: readonly Order[]): Promise<void> {
+export async function createAll (storage: Pick<CaseStorage, 'create'>, orders: readonly Order[]): Promise<void> {
   for (const order of orders) {
     const result = await storeOrder(storage, order)
     assert.equal(result.created, true, `create of ${order.id} without a claim must store it`)
@@ -136,7 +141,7 @@ export async function createAll (storage: OrderStorage, orders: readonly Order[]
 }
 
 /** 24 orders over 3 customers, 4 statuses and 6 instants (so many share a createdAt), stored out of order. */
-export async function seedListOrders (storage: OrderStorage): Promise<Order[]> {
+export async function seedListOrders (storage: CaseStorage): Promise<Order[]> {
   const orders = TIE_IDS.map((id, i) => orderOf({
     id,
     customerId: CUSTOMERS[i % CUSTOMERS.length],
@@ -148,7 +153,7 @@ export async function seedListOrders (storage: OrderStorage): Promise<Order[]> {
   return orders
 }
 
-export async function assertWalks (storage: OrderStorage, orders: readonly Order[], filters: readonly ListFilter[]): Promise<void> {
+export async function assertWalks (storage: CaseStorage, orders: readonly Order[], filters: readonly ListFilter[]): Promise<void> {
   for (const filter of filters) {
     for (const order of ['asc', 'desc'] as const) {
       const query = { ...filter, order }
@@ -180,7 +185,7 @@ export async function poll<T> (what: string, read: () => Promise<T>, done: (valu
 }
 
 /** Reads the feed after `after`, passing the last id it got, until it has listed `count` events. */
-export async function readFeed (storage: OrderStorage, count: number, after?: string, limit = 100): Promise<OrderEvent[]> {
+export async function readFeed (storage: CaseStorage, count: number, after?: string, limit = 100): Promise<OrderEvent[]> {
   const seen: OrderEvent[] = []
   return poll(`the feed lists ${count} events`, async () => {
     const from = seen.at(-1)?.id ?? after
@@ -194,12 +199,12 @@ export async function readFeed (storage: OrderStorage, count: number, after?: st
 }
 
 /** A subscription's next events, once it lists `count` of them. */
-export async function readSubscriptionUntil (storage: OrderStorage, name: string, count: number): Promise<OrderEvent[]> {
+export async function readSubscriptionUntil (storage: CaseStorage, name: string, count: number): Promise<OrderEvent[]> {
   return poll(`subscription ${name} lists ${count} events`, () => storage.readSubscription(name, 100), events => events.length >= count)
 }
 
 /** Stores one more order and waits until its event is listed; returns every event listed before it. */
-export async function feedBeforeSentinel (storage: OrderStorage): Promise<OrderEvent[]> {
+export async function feedBeforeSentinel (storage: CaseStorage): Promise<OrderEvent[]> {
   const sentinel = createdEvent(orderOf({ customerId: 'cus_sentinel' }))
   await storeEvent(storage, sentinel)
   const all = await poll('the event of a stored change is listed', () => readAll(storage), events => events.some(event => event.id === sentinel.id))
@@ -207,7 +212,7 @@ export async function feedBeforeSentinel (storage: OrderStorage): Promise<OrderE
 }
 
 /** Every event listed now, from the oldest. */
-export async function readAll (storage: OrderStorage): Promise<OrderEvent[]> {
+export async function readAll (storage: CaseStorage): Promise<OrderEvent[]> {
   const seen: OrderEvent[] = []
   for (;;) {
     const from = seen.at(-1)?.id
@@ -219,4 +224,4 @@ export async function readAll (storage: OrderStorage): Promise<OrderEvent[]> {
   }
 }
 
-export const ids = (events: readonly OrderEvent[]) => events.map(event => event.id)
+export const ids = (items: ReadonlyArray<{ id: string }>) => items.map(item => item.id)

@@ -1,7 +1,7 @@
 // Custom-field values no storage could keep or no reader could serve are a 400 before anything is stored.
 import { Type } from '@sinclair/typebox'
 import t from 'tap'
-import { MAX_CUSTOM_FIELD_DEPTH } from '../../lib/custom-fields/limits.js'
+import { MAX_CUSTOM_FIELD_DEPTH } from '../../lib/custom-fields/value-check.js'
 import type { OrderEvent } from '../../lib/index.js'
 import { buildApp, eventually, orderBody, post } from '../helper.js'
 

@@ -13,24 +13,26 @@ async function registerFails (t: Test, options: unknown, message: RegExp, name: 
 t.test('options are checked at register, with a message that says what to change', async t => {
   const cases: Array<[string, unknown, RegExp]> = [
     ['a typo in an option name', { maxPagesize: 10 }, /unknown option "maxPagesize"/],
-    ['maxPageSize of 0', { maxPageSize: 0 }, /maxPageSize must be a positive integer/],
-    ['maxPageSize as a string', { maxPageSize: '50' }, /maxPageSize must be a positive integer, got "50"/],
-    ['fractional maxItems', { maxItems: 1.5 }, /maxItems must be a positive integer/],
-    ['negative idempotencyTtl', { idempotencyTtl: -1 }, /idempotencyTtl must be a positive integer/],
-    ['bodyLimit as NaN', { bodyLimit: Number.NaN }, /bodyLimit must be a positive integer/],
-    ['eventRetention of 0', { eventRetention: 0 }, /eventRetention must be a positive integer, got 0/],
-    ['eventRetention as a string', { eventRetention: '30d' }, /eventRetention must be a positive integer, got "30d"/],
+    ['maxPageSize of 0', { maxPageSize: 0 }, /^fastify-order: maxPageSize must be an integer from 1 to 10000, got 0$/],
+    ['maxPageSize as a string', { maxPageSize: '50' }, /maxPageSize must be an integer from 1 to 10000, got "50"/],
+    ['fractional maxItems', { maxItems: 1.5 }, /maxItems must be an integer from 1 to 10000, got 1.5/],
+    ['negative idempotencyTtl', { idempotencyTtl: -1 }, /idempotencyTtl must be an integer from 1 to 3153600000000 ms \(100 years\), got -1/],
+    ['bodyLimit as NaN', { bodyLimit: Number.NaN }, /bodyLimit must be an integer from 1 to 2147483647 bytes, got NaN/],
+    ['eventRetention of 0', { eventRetention: 0 }, /eventRetention must be an integer from 1 to 3153600000000 ms \(100 years\), got 0/],
+    ['eventRetention as a string', { eventRetention: '30d' }, /eventRetention must be an integer from 1 to 3153600000000 ms \(100 years\), got "30d"/],
     // Bounds: past them a time would leave four-digit years (idempotency silently off), a Date would be
     // invalid (every keyed create a 500), or a page would not fit one bounded statement.
-    ['an idempotencyTtl of 3e14 ms', { idempotencyTtl: 3e14 }, /idempotencyTtl must be at most 3153600000000 ms \(100 years\), got 300000000000000/],
-    ['an idempotencyTtl of MAX_SAFE_INTEGER', { idempotencyTtl: Number.MAX_SAFE_INTEGER }, /idempotencyTtl must be at most 3153600000000 ms/],
-    ['an eventRetention past 100 years', { eventRetention: 3153600000001 }, /eventRetention must be at most 3153600000000 ms \(100 years\)/],
-    ['a maxPageSize past 10000', { maxPageSize: 10001 }, /maxPageSize must be at most 10000, got 10001/],
-    ['a maxItems past 10000', { maxItems: 1e6 }, /maxItems must be at most 10000/],
-    ['a bodyLimit of 4 GiB', { bodyLimit: 2 ** 32 }, /bodyLimit must be at most 2147483647 bytes/],
-    ['a storage without the event feed', { storage: { ...memoryStorage(), listEvents: undefined } }, /storage\.listEvents is not a function/],
-    ['a storage missing a method', { storage: { create () {}, get () {}, list () {} } }, /storage\.replace is not a function/],
+    ['an idempotencyTtl of 3e14 ms', { idempotencyTtl: 3e14 }, /idempotencyTtl must be an integer from 1 to 3153600000000 ms \(100 years\), got 300000000000000/],
+    ['an idempotencyTtl of MAX_SAFE_INTEGER', { idempotencyTtl: Number.MAX_SAFE_INTEGER }, /idempotencyTtl must be an integer from 1 to 3153600000000 ms/],
+    ['an eventRetention past 100 years', { eventRetention: 3153600000001 }, /eventRetention must be an integer from 1 to 3153600000000 ms \(100 years\), got 3153600000001/],
+    ['a maxPageSize past 10000', { maxPageSize: 10001 }, /maxPageSize must be an integer from 1 to 10000, got 10001/],
+    ['a maxItems past 10000', { maxItems: 1e6 }, /maxItems must be an integer from 1 to 10000, got 1000000/],
+    ['a bodyLimit of 4 GiB', { bodyLimit: 2 ** 32 }, /bodyLimit must be an integer from 1 to 2147483647 bytes, got 4294967296/],
+    ['a storage with half of the event feed', { storage: { ...memoryStorage(), listEvents: undefined } }, /storage\.listEvents is not a function; a storage with any of them needs all of listEvents, purgeEvents/],
+    ['a storage with subscriptions and no feed', { storage: { ...memoryStorage(), listEvents: undefined, purgeEvents: undefined } }, /a storage with subscriptions needs the event feed/],
+    ['a storage missing a method', { storage: { create () {}, get () {}, list () {} } }, /storage\.replace is not a function; every storage needs create, get, list, replace, purgeIdempotencyKeys/],
     ['a storage that is not an object', { storage: 'memory' }, /storage\.create is not a function/],
+    ['options that are not an object', 'fast', /options must be an object like \{ storage \}/],
     ['a storage init that is not a function', { storage: { ...memoryStorage(), init: true } }, /storage\.init must be a function/],
     ['a prefix without a leading slash', { prefix: 'api' }, /prefix must be a path starting with "\/"/],
     ['authorize not a function', { authorize: { customerId: 'c' } }, /authorize must be a function/],
@@ -39,6 +41,17 @@ t.test('options are checked at register, with a message that says what to change
     ['a hook that is not a function', { hooks: { onRequest: [() => {}, 'auth'] } }, /hooks\.onRequest must be a hook function/]
   ]
   for (const [name, options, message] of cases) await registerFails(t, options, message, name)
+})
+
+t.test('a storage with only the orders serves the routes, and what needs the rest says so when called', async t => {
+  const { create, get, list, replace, purgeIdempotencyKeys } = memoryStorage()
+  const app = await buildApp(t, { storage: { create, get, list, replace, purgeIdempotencyKeys } })
+  const order = await createOrder(app)
+  t.equal((await post(app, 'updateOrderStatus', { id: order.id, status: 'paid' })).status, 200)
+  t.same((await app.orders.list()).items.map(({ id }) => id), [order.id])
+  await t.rejects(app.orders.listEvents(), { code: 'ORDER_INVALID_OPTIONS', message: /listEvents needs a storage with the event feed; this storage has no listEvents method/ })
+  t.throws(() => app.orders.subscribe('erp', async () => {}), { code: 'ORDER_INVALID_SUBSCRIPTION', message: /this storage has no lease method/ })
+  t.same(app.orders.subscriptions(), [])
 })
 
 t.test('Fastify\'s own register options may sit beside the plugin options', async t => {

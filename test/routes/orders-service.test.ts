@@ -1,5 +1,5 @@
 import t from 'tap'
-import { codes, type StatusChangedEvent, type Order } from '../../lib/index.js'
+import { codes, type OrderMove, type Order } from '../../lib/index.js'
 import { buildApp, orderBody, post } from '../helper.js'
 
 t.test('app.orders creates, lists and moves orders without HTTP', async t => {
@@ -80,7 +80,7 @@ t.test('listeners run after the change is stored and before the response is sent
       const stored = await app.orders.list({ filter: { ids: [order.id] } })
       seen.push(`created ${stored.items.length}`)
     })
-    .on('statusChanged', ({ order, from, to }: StatusChangedEvent) => {
+    .on('statusChanged', ({ order, from, to }: OrderMove) => {
       seen.push(`statusChanged ${from}->${to} v${order.version}`)
     })
   const created = await post(app, 'createOrder', orderBody())

@@ -280,15 +280,16 @@ t.test('subscribe refuses bad arguments with ORDER_INVALID_SUBSCRIPTION', async 
     ['a name too long', ['x'.repeat(101), handler], /name must be 1 to 100/],
     ['a handler that is not a function', ['s', 'handler'], /handler of subscription "s" must be a function/],
     ['options that are not an object', ['s', handler, 5], /options must be an object/],
-    ['an unknown option', ['s', handler, { form: 'start' }], /unknown subscribe option "form"/],
-    ['an unknown from', ['s', handler, { from: 'beginning' }], /from must be "now" or "start"/],
-    ['a pollInterval of 0', ['s', handler, { pollInterval: 0 }], /pollInterval must be a positive integer/],
+    ['options that are an array', ['s', handler, []], /options must be an object like \{ from: "start" \}/],
+    ['an unknown option', ['s', handler, { form: 'start' }], /^fastify-order: subscribe: unknown option "form"; the options are from, pollInterval, leaseTtl, maxBackoff$/],
+    ['an unknown from', ['s', handler, { from: 'beginning' }], /from must be "now" or "start", got "beginning"/],
+    ['a pollInterval of 0', ['s', handler, { pollInterval: 0 }], /^fastify-order: subscribe: pollInterval must be an integer from 1 to 2147483647 ms, got 0$/],
     ['a leaseTtl too short for the poll', ['s', handler, { pollInterval: 1000, leaseTtl: 1500 }], /leaseTtl \(1500\) must be at least twice pollInterval/],
-    ['a fractional maxBackoff', ['s', handler, { maxBackoff: 1.5 }], /maxBackoff must be a positive integer/],
+    ['a fractional maxBackoff', ['s', handler, { maxBackoff: 1.5 }], /maxBackoff must be an integer from 1 to 2147483647 ms, got 1.5/],
     // Node.js fires a timer longer than 2^31 - 1 ms at once: it would poll or renew every millisecond.
-    ['a pollInterval past the longest timer', ['s', handler, { pollInterval: 2 ** 31, leaseTtl: 2 ** 33 }], /pollInterval must be at most 2147483647 ms/],
-    ['a leaseTtl past the longest timer', ['s', handler, { leaseTtl: 3e9 }], /leaseTtl must be at most 2147483647 ms/],
-    ['a maxBackoff past the longest timer', ['s', handler, { maxBackoff: 2 ** 31 }], /maxBackoff must be at most 2147483647 ms/]
+    ['a pollInterval past the longest timer', ['s', handler, { pollInterval: 2 ** 31, leaseTtl: 2 ** 33 }], /pollInterval must be an integer from 1 to 2147483647 ms, got 2147483648/],
+    ['a leaseTtl past the longest timer', ['s', handler, { leaseTtl: 3e9 }], /leaseTtl must be an integer from 1 to 2147483647 ms, got 3000000000/],
+    ['a maxBackoff past the longest timer', ['s', handler, { maxBackoff: 2 ** 31 }], /maxBackoff must be an integer from 1 to 2147483647 ms, got 2147483648/]
   ]
   for (const [what, args, message] of cases) {
     t.throws(() => (app.orders.subscribe as (...args: unknown[]) => unknown)(...args), { code: 'ORDER_INVALID_SUBSCRIPTION', message }, what)

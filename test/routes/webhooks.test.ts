@@ -155,7 +155,7 @@ t.test('bad options throw ORDER_INVALID_OPTIONS at the webhook() call, naming no
     ['a secret that is not base64', { url, secret: 'whsec_not base64 at all, really!!' }, /secret must be "whsec_"/],
     ['one bad secret of two', { url, secret: [secret, 'whsec_x'] }, /secret\[1\] must be "whsec_"/],
     ['no secret at all', { url, secret: [] }, /secret must be a secret or a non-empty array/],
-    ['a timeout of 0', { url, secret, timeout: 0 }, /timeout must be an integer of milliseconds from 1 to 2147483647, got 0/],
+    ['a timeout of 0', { url, secret, timeout: 0 }, /^fastify-order: webhook: timeout must be an integer from 1 to 2147483647 ms, got 0$/],
     ['an unknown type', { url, secret, types: ['deleted'] }, /types must be an array of event types among "created", "statusChanged"/],
     ['headers that are not an object', { url, secret, headers: 'x' }, /headers must be an object/],
     ['an unknown option', { url, secret, retries: 3 }, /unknown option "retries"; the options are url, secret, timeout, types, headers/],

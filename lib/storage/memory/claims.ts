@@ -1,5 +1,5 @@
 // Idempotency claims in memory: the live claim of each key, and a queue that purges expired ones in order.
-import type { IdempotencyClaim } from '../types.js'
+import type { IdempotencyClaim } from '../order-storage.js'
 
 export interface StoredClaim {
   fingerprint: string

@@ -1,7 +1,7 @@
 // Orders kept sorted by (createdAt, id), and the runs of them a page walks.
 import { comparePositions, type OrderPosition } from '../../position.js'
 import type { Order } from '../../schemas.js'
-import type { StorageListQuery } from '../types.js'
+import type { StorageListQuery } from '../order-storage.js'
 
 /** Index of the first order at or after `position` in ascending order. */
 export function lowerBound (orders: readonly Order[], position: OrderPosition): number {
@@ -64,8 +64,11 @@ function runOf (orders: readonly Order[], query: StorageListQuery): Run {
   return { orders, next, end: Math.min(next, from - 1), step: -1 }
 }
 
-/** A page merged from the runs of several sorted indexes, each of which matches the filter exactly. */
-export function mergePage (indexes: ReadonlyArray<readonly Order[] | undefined>, query: StorageListQuery): Order[] {
+/**
+ * A page merged from the runs of several sorted indexes, each of which matches the filter exactly, or
+ * whose orders `accept` checks one by one (a walk that reads what it skips).
+ */
+export function mergePage (indexes: ReadonlyArray<readonly Order[] | undefined>, query: StorageListQuery, accept?: (order: Order) => boolean): Order[] {
   const runs: Run[] = []
   for (const orders of indexes) {
     if (orders === undefined) continue
@@ -80,7 +83,8 @@ export function mergePage (indexes: ReadonlyArray<readonly Order[] | undefined>,
       const run = runs[i]!
       if (precedes(run.orders[run.next]!, best.orders[best.next]!, query.order)) best = run
     }
-    page.push(best.orders[best.next]!)
+    const order = best.orders[best.next]!
+    if (accept === undefined || accept(order)) page.push(order)
     best.next += best.step
     if (best.next === best.end) runs.splice(runs.indexOf(best), 1)
   }

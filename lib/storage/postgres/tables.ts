@@ -2,7 +2,9 @@
 import { codes } from '../../errors.js'
 import { quote } from './client.js'
 
-const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,31}$/
+// PostgreSQL keeps 63 bytes of a name: the longest derived one adds 31 to the table's.
+const MAX_TABLE_NAME = 32
+const TABLE_NAME = new RegExp(`^[A-Za-z_][A-Za-z0-9_]{0,${MAX_TABLE_NAME - 1}}$`)
 
 /** Quoted names of the tables and indexes of the storage whose orders table is `table`. */
 export interface Tables {
@@ -39,7 +41,7 @@ export interface Tables {
 /** The names of a storage's relations; ORDER_INVALID_OPTIONS for a table name that is not one. */
 export function tablesOf (table: string): Tables {
   if (typeof table !== 'string' || !TABLE_NAME.test(table)) {
-    throw new codes.ORDER_INVALID_OPTIONS(`postgresStorage table must be 1 to 32 letters, digits or "_", not starting with a digit; got ${JSON.stringify(table)}`)
+    throw new codes.ORDER_INVALID_OPTIONS(`postgresStorage: table must be 1 to ${MAX_TABLE_NAME} letters, digits or "_", not starting with a digit; got ${JSON.stringify(table)}`)
   }
   return {
     name: table,

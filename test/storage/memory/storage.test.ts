@@ -1,4 +1,5 @@
 import t from 'tap'
+import { storeEvent } from '../../../lib/conformance/fixtures.js'
 import { createdEvent } from '../../../lib/events.js'
 import { memoryStorage } from '../../../lib/index.js'
 import { buildApp, createOrder, storedOrder, storeOrder } from '../../helper.js'
@@ -18,7 +19,7 @@ t.test('memoryStorage lists the feed exactly as before once thousands of purged 
   for (let i = 0; i < 3000; i++) {
     const order = storedOrder({ createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() })
     const event = createdEvent(order)
-    await storage.create(order, event)
+    await storeEvent(storage, event)
     events.push(event)
   }
   let purged = 0

@@ -2,7 +2,7 @@
 import Fastify from 'fastify'
 import t from 'tap'
 import orderPlugin from '../../../lib/index.js'
-import { postgresStorage } from '../../../lib/storage/postgres/index.js'
+import { postgresStorage } from '../../../lib/storage/postgres/postgres-storage.js'
 import { address, bodyWith, Gift, Shipping } from '../../custom-field-schemas.js'
 import { testDatabase } from '../../postgres-helper.js'
 

@@ -2,8 +2,8 @@
 import t from 'tap'
 import { createdEvent } from '../../../lib/events.js'
 import type { OrderEvent } from '../../../lib/index.js'
-import { postgresStorage } from '../../../lib/storage/postgres/index.js'
-import type { OrderStorage } from '../../../lib/storage/types.js'
+import { postgresStorage } from '../../../lib/storage/postgres/postgres-storage.js'
+import type { OrderStorage } from '../../../lib/storage/order-storage.js'
 import { storedOrder } from '../../helper.js'
 import { planOf, testDatabase } from '../../postgres-helper.js'
 
@@ -17,7 +17,7 @@ async function store (storage: OrderStorage, customerId: string): Promise<OrderE
 }
 
 /** Follows the feed from the start, passing the last id, until `count` events or 5 s. */
-async function walkFeed (storage: OrderStorage, count: number): Promise<string[]> {
+async function walkFeed (storage: Required<OrderStorage>, count: number): Promise<string[]> {
   const seen: OrderEvent[] = []
   const deadline = Date.now() + 5_000
   while (seen.length < count && Date.now() < deadline) {
@@ -71,7 +71,7 @@ t.test('a feed page, a subscription page and a purge are index ranges at 20 000 
   await storage.lease({ name: 'from-start', holder: 'h', ttl: 60_000, from: 'start' })
   await storage.lease({ name: 'from-now', holder: 'h', ttl: 60_000, from: 'now' })
 
-  const plans: Array<[string, (storage: OrderStorage) => Promise<unknown>]> = [
+  const plans: Array<[string, (storage: Required<OrderStorage>) => Promise<unknown>]> = [
     ['the first feed page', storage => storage.listEvents({ limit: 100 })],
     ['a feed page after an event', storage => storage.listEvents({ after: middle.id, limit: 100 })],
     ['a subscription from the start', storage => storage.readSubscription('from-start', 100)],

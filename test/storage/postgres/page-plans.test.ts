@@ -1,8 +1,8 @@
 // Every page is one bounded walk of an index, whatever the filter and however the matching orders are
 // spread: read from the plans PostgreSQL runs (EXPLAIN ANALYZE), not from timings.
 import t from 'tap'
-import { postgresStorage } from '../../../lib/storage/postgres/index.js'
-import type { StorageListQuery } from '../../../lib/storage/types.js'
+import { postgresStorage } from '../../../lib/storage/postgres/postgres-storage.js'
+import type { StorageListQuery } from '../../../lib/storage/order-storage.js'
 import { testDatabase } from '../../postgres-helper.js'
 
 const db = await testDatabase(t)

@@ -8,7 +8,7 @@ import Fastify from 'fastify'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import orderPlugin, { type OrderEvent } from '../../../lib/index.js'
-import { postgresSchemaSql, postgresStorage, type PostgresClient } from '../../../lib/storage/postgres/index.js'
+import { postgresSchemaSql, postgresStorage, type PostgresClient } from '../../../lib/storage/postgres/postgres-storage.js'
 import { eventually, orderBody } from '../../helper.js'
 import { testDatabase } from '../../postgres-helper.js'
 

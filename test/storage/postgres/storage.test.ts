@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { Order } from '../../../lib/index.js'
-import { postgresStorage, type PostgresClient } from '../../../lib/storage/postgres/index.js'
-import type { StorageListQuery } from '../../../lib/storage/types.js'
+import { postgresStorage, type PostgresClient } from '../../../lib/storage/postgres/postgres-storage.js'
+import type { StorageListQuery } from '../../../lib/storage/order-storage.js'
 import { replaceOrder, storedOrder, storeOrder } from '../../helper.js'
 import { planOf, testDatabase } from '../../postgres-helper.js'
 
@@ -287,5 +287,17 @@ t.test('with prepare, every statement but the DDL and the list pages is named af
   t.not(get!.name, create1!.name, 'another statement, another name')
   t.equal(list!.name, undefined, 'list pages vary with the filter and stay unnamed')
   t.same(await storage.get(first.id), first)
-  t.throws(() => postgresStorage({ client, prepare: 'yes' as never }), { code: 'ORDER_INVALID_OPTIONS', message: /prepare must be true/ })
+  t.throws(() => postgresStorage({ client, prepare: 'yes' as never }), { code: 'ORDER_INVALID_OPTIONS', message: /^fastify-order: postgresStorage: prepare must be true or false, got "yes"$/ })
+})
+
+t.test('postgresStorage refuses options it cannot use, saying what to pass', async t => {
+  const cases: Array<[string, unknown, RegExp]> = [
+    ['no options', undefined, /postgresStorage: options must be an object like \{ client: pool \}/],
+    ['no client', {}, /postgresStorage: client must be a pg.Pool, a pg.Client or a PGlite/],
+    ['a client without query', { client: { connect () {} } }, /client must be a pg.Pool/],
+    ['an unknown option', { client: db.client, tabel: 'orders' }, /postgresStorage: unknown option "tabel"; the options are client, table, prepare/]
+  ]
+  for (const [what, options, message] of cases) {
+    t.throws(() => postgresStorage(options as never), { code: 'ORDER_INVALID_OPTIONS', message }, what)
+  }
 })

@@ -5,7 +5,7 @@ import Fastify from 'fastify'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import orderPlugin, { memoryStorage, type Order, type OrderEvent, type TransactionClient } from '../../../lib/index.js'
-import { postgresStorage } from '../../../lib/storage/postgres/index.js'
+import { postgresStorage } from '../../../lib/storage/postgres/postgres-storage.js'
 import { eventually, orderBody } from '../../helper.js'
 import { testDatabase } from '../../postgres-helper.js'
 

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import orderPlugin, { type OrderEvent } from '../../../lib/index.js'
 import {
   POSTGRES_SCHEMA_VERSION, postgresSchemaSql, postgresStorage, upgradePostgresSchema, type PostgresClient
-} from '../../../lib/storage/postgres/index.js'
+} from '../../../lib/storage/postgres/postgres-storage.js'
 import { eventually, orderBody } from '../../helper.js'
 import { dropTables, testDatabase } from '../../postgres-helper.js'
 

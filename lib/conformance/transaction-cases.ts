@@ -1,22 +1,21 @@
-// Conformance of joinTransaction, for adapters that have it: a change commits or rolls back with the host's transaction.
+// Conformance of joinTransaction: a change commits or rolls back with the host's transaction.
 import assert from 'node:assert/strict'
 import { createdEvent, statusChangedEvent } from '../events.js'
-import type { OrderStorage, TransactionOrderStore } from '../storage/types.js'
-import type { ConformanceCase, ConformanceContext, TransactionRunner } from './case.js'
+import type { JoinedStorage } from '../storage/order-storage.js'
+import type { CaseStorage, ConformanceCase, ConformanceContext, TransactionRunner } from './case.js'
 import { feedBeforeSentinel, ids, moved, orderOf, readFeed } from './fixtures.js'
 
-/** The runner a storage with joinTransaction needs; undefined for a storage without it, which has nothing to check here. */
-function runnerFor (storage: OrderStorage, context?: ConformanceContext): TransactionRunner | undefined {
-  if (storage.joinTransaction === undefined) return undefined
-  assert.ok(context?.transaction !== undefined, 'the storage implements joinTransaction: give runConformance a transaction option that opens one on its database')
+/** The runner that opens a transaction on the storage's database; the runner of the suite asks for it. */
+function runnerOf (context: ConformanceContext): TransactionRunner {
+  assert.ok(context.transaction !== undefined, 'the storage implements joinTransaction: give runConformance a transaction option that opens one on its database')
   return context.transaction
 }
 
 /** A create and a move of one order through the storage joined to a transaction that ends as `commit` says. */
-async function changeInTransaction (storage: OrderStorage, transaction: TransactionRunner, commit: boolean) {
+async function changeInTransaction (storage: CaseStorage, transaction: TransactionRunner, commit: boolean) {
   const { number: _, ...order } = orderOf()
   const created = createdEvent(order)
-  let joined: TransactionOrderStore | undefined
+  let joined: JoinedStorage | undefined
   let paid: ReturnType<typeof statusChangedEvent> | undefined
   await transaction(async client => {
     joined = storage.joinTransaction!(client)
@@ -32,24 +31,20 @@ async function changeInTransaction (storage: OrderStorage, transaction: Transact
 
 export const transactionCases: readonly ConformanceCase[] = Object.freeze([
   {
-    capability: 'orders',
+    capability: 'transactions',
     name: 'joinTransaction: changes commit with the host\'s transaction, and settled says so',
     async run (storage, context) {
-      const transaction = runnerFor(storage, context)
-      if (transaction === undefined) return
-      const { order, created, paid, settled } = await changeInTransaction(storage, transaction, true)
+      const { order, created, paid, settled } = await changeInTransaction(storage, runnerOf(context), true)
       assert.deepEqual(settled, [true, true], 'settled: both changes committed')
       assert.deepEqual(await storage.get(order.id), paid.order, 'the order as the transaction left it')
       assert.deepEqual(ids(await readFeed(storage, 2)), [created.id, paid.id], 'both events are listed, in order')
     }
   },
   {
-    capability: 'orders',
+    capability: 'transactions',
     name: 'joinTransaction: changes of a transaction that rolls back leave no order and no event',
     async run (storage, context) {
-      const transaction = runnerFor(storage, context)
-      if (transaction === undefined) return
-      const { order, settled } = await changeInTransaction(storage, transaction, false)
+      const { order, settled } = await changeInTransaction(storage, runnerOf(context), false)
       assert.deepEqual(settled, [false, false], 'settled: neither change committed')
       assert.equal(await storage.get(order.id), undefined, 'no order')
       assert.deepEqual(await feedBeforeSentinel(storage), [], 'no event is ever listed')

@@ -1,8 +1,8 @@
 // The keyset page on PostgreSQL: one bounded walk of the index whose leading columns the filter fixes.
-import type { Order } from '../../schemas.js'
-import type { StorageListQuery } from '../types.js'
-import { columnText, type Run } from './client.js'
-import type { Tables } from './tables.js'
+import type { Order } from '../../../schemas.js'
+import type { OrdersCapability, StorageListQuery } from '../../order-storage.js'
+import { columnText, type Run } from '../client.js'
+import type { Tables } from '../tables.js'
 
 interface Bound {
   operator: '>' | '>=' | '<'
@@ -10,7 +10,7 @@ interface Bound {
   id: string
 }
 
-export function listOrders ({ orders }: Tables, query: Run) {
+export function listOrders ({ orders }: Tables, query: Run): OrdersCapability['list'] {
   return async function list (listQuery: StorageListQuery): Promise<Order[]> {
     const { customerId, number, reference, ids, createdFrom, createdTo, after, limit } = listQuery
     const statuses = listQuery.statuses === undefined ? undefined : [...new Set(listQuery.statuses)]

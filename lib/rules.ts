@@ -1,32 +1,42 @@
-// The order rules: totals, the workflow, idempotency and scope, over the storage; the routes and app.orders share them.
-import type { CustomFieldRules } from './custom-fields/rules.js'
+// The order rules: totals, the workflow, idempotency and scope over the storage. The routes, app.orders and the host's transaction all call them.
+import type { CustomFieldRules } from './custom-fields/values.js'
 import { encodeCursor } from './cursor.js'
 import { codes } from './errors.js'
-import { createdEvent, statusChangedEvent } from './events.js'
+import { createdEvent, statusChangedEvent, type OrderEvent } from './events.js'
 import { checkIdempotencyKey, claimOf, fingerprintOf, replayOf } from './idempotency.js'
 import { newOrderId } from './ids.js'
+import { page } from './limits.js'
 import { readListQuery } from './list-query.js'
 import type { CreateOrderInput, ListOrdersQuery, NewOrder, Order, OrderItem, OrderPage, UpdateOrderStatusInput } from './schemas.js'
 import type { OrderScope } from './scope.js'
-import type { OrderStore } from './storage/types.js'
+import type { OrdersCapability } from './storage/order-storage.js'
 import type { CompiledWorkflow } from './workflow.js'
+
+export interface OrderCallOptions {
+  /** What the caller may see and touch: with a `customerId`, only that customer's orders. */
+  scope?: OrderScope | undefined
+  /** createOrder only: makes a retried create safe, as the Idempotency-Key header does. */
+  idempotencyKey?: string | undefined
+}
+
+/** The three operations, on input that has passed the schemas and a scope that has been checked. */
+export interface OrderRules {
+  /** The new order, or with a key claimed before the first one (`replayed`). */
+  create: (input: CreateOrderInput, options?: OrderCallOptions) => Promise<{ order: Order, replayed: boolean }>
+  list: (query: ListOrdersQuery, options?: OrderCallOptions) => Promise<OrderPage>
+  /** The order after the move, or as it is when it already has the status. */
+  updateStatus: (input: UpdateOrderStatusInput, options?: OrderCallOptions) => Promise<Order>
+}
 
 export interface OrderRulesConfig {
   /** Its failures are already ORDER_STORAGE_UNAVAILABLE. */
-  storage: Pick<OrderStore, 'create' | 'get' | 'list' | 'replace'>
+  storage: Pick<OrdersCapability, 'create' | 'get' | 'list' | 'replace'>
   workflow: CompiledWorkflow
   fields: CustomFieldRules
   maxPageSize: number
   idempotencyTtl: number
-}
-
-/** The rules on input that has passed the schemas. */
-export interface OrderRules {
-  /** A new order and the id of its event, or with a claimed key the first one (`replayed`, no event). */
-  create: (input: CreateOrderInput, scope?: OrderScope, idempotencyKey?: string) => Promise<{ order: Order, replayed: boolean, eventId?: string }>
-  list: (query: ListOrdersQuery, scope?: OrderScope) => Promise<OrderPage>
-  /** The order after the move, the status it left and the move's event; `from` is undefined for a same-status no-op. */
-  move: (input: UpdateOrderStatusInput, scope?: OrderScope) => Promise<{ order: Order, from?: string, eventId?: string }>
+  /** Runs after each stored change, with its event as the feed holds it; awaited before the caller gets the order. */
+  changed: (event: OrderEvent) => Promise<void> | void
 }
 
 // A lost compare-and-set means another writer made progress; this bounds retries under a cyclic workflow.
@@ -42,10 +52,26 @@ function totalOf (items: readonly OrderItem[]): number {
   return total
 }
 
-export function orderRules ({ storage, workflow, fields, maxPageSize, idempotencyTtl }: OrderRulesConfig): OrderRules {
-  const defaultLimit = Math.min(20, maxPageSize)
+/** The order after a move to `status`: one more history entry, one more version. */
+function movedOrder (current: Order, status: string, reason: string | undefined, customFields: object | undefined): Order {
+  const now = new Date().toISOString()
+  // History stays in time order even if this instance's clock lags the last writer's.
+  const at = now > current.updatedAt ? now : current.updatedAt
+  const next: Order = {
+    ...current,
+    status,
+    version: current.version + 1,
+    statusHistory: [...current.statusHistory, reason === undefined ? { status, at } : { status, at, reason }],
+    updatedAt: at
+  }
+  if (customFields !== undefined) (next as { customFields?: object }).customFields = customFields
+  return next
+}
 
-  async function create (input: CreateOrderInput, scope?: OrderScope, idempotencyKey?: string) {
+export function orderRules ({ storage, workflow, fields, maxPageSize, idempotencyTtl, changed }: OrderRulesConfig): OrderRules {
+  const defaultLimit = Math.min(page.defaultSize, maxPageSize)
+
+  async function create (input: CreateOrderInput, { scope, idempotencyKey }: OrderCallOptions = {}) {
     if (idempotencyKey !== undefined) checkIdempotencyKey(idempotencyKey)
     if (scope?.customerId !== undefined && scope.customerId !== input.customerId) {
       throw new codes.ORDER_FORBIDDEN('create an order for another customer')
@@ -75,25 +101,29 @@ export function orderRules ({ storage, workflow, fields, maxPageSize, idempotenc
         new Date(now.getTime() + idempotencyTtl).toISOString())
     const event = createdEvent(order)
     const result = await storage.create(order, event, claim)
-    if (result.created) return { order: result.order, replayed: false, eventId: event.id }
+    if (result.created) {
+      await changed({ ...event, order: result.order })
+      return { order: result.order, replayed: false }
+    }
     if ('referenceTaken' in result) throw new codes.ORDER_REFERENCE_TAKEN(input.reference)
     return { order: replayOf(result, claim!), replayed: true }
   }
 
-  async function list (query: ListOrdersQuery, scope?: OrderScope): Promise<OrderPage> {
-    const { normalized, storageQuery, limit } = readListQuery(query, defaultLimit)
-    const scopedCustomer = scope?.customerId
-    if (scopedCustomer !== undefined) {
-      if (storageQuery.customerId !== undefined && storageQuery.customerId !== scopedCustomer) return { items: [], nextCursor: null }
-      storageQuery.customerId = scopedCustomer
+  async function list (query: ListOrdersQuery, { scope }: OrderCallOptions = {}): Promise<OrderPage> {
+    const { filter, order, after, limit } = readListQuery(query, defaultLimit)
+    const scoped = { ...filter }
+    if (scope?.customerId !== undefined) {
+      if (filter.customerId !== undefined && filter.customerId !== scope.customerId) return { items: [], nextCursor: null }
+      scoped.customerId = scope.customerId
     }
-    let items = await storage.list(storageQuery)
+    // One order more than the page, to know whether another page follows.
+    const items = await storage.list({ ...scoped, order, after, limit: limit + 1 })
     if (items.length <= limit) return { items, nextCursor: null }
-    items = items.slice(0, limit)
-    return { items, nextCursor: encodeCursor(items[limit - 1]!, normalized) }
+    items.length = limit
+    return { items, nextCursor: encodeCursor(items[limit - 1]!, order, filter) }
   }
 
-  async function move (input: UpdateOrderStatusInput, scope?: OrderScope) {
+  async function updateStatus (input: UpdateOrderStatusInput, { scope }: OrderCallOptions = {}): Promise<Order> {
     const { id, status, expectedVersion, reason } = input
     let lostAt = 0
     for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
@@ -108,25 +138,18 @@ export function orderRules ({ storage, workflow, fields, maxPageSize, idempotenc
       const customFields = fields.patched(current, input)
       if (current.status === status) {
         if (customFields !== undefined) throw new codes.ORDER_INVALID_TRANSITION(current.status, status)
-        return { order: current }
+        return current
       }
       if (!workflow.allows(current.status, status)) {
         throw new codes.ORDER_INVALID_TRANSITION(current.status, status)
       }
       fields.check(customFields)
-      const now = new Date().toISOString()
-      // History stays in time order even if this instance's clock lags the last writer's.
-      const at = now > current.updatedAt ? now : current.updatedAt
-      const next: Order = {
-        ...current,
-        status,
-        version: current.version + 1,
-        statusHistory: [...current.statusHistory, reason === undefined ? { status, at } : { status, at, reason }],
-        updatedAt: at
-      }
-      if (customFields !== undefined) (next as { customFields?: object }).customFields = customFields
+      const next = movedOrder(current, status, reason, customFields)
       const event = statusChangedEvent(next, current.status)
-      if (await storage.replace(next, current.version, event)) return { order: next, from: current.status, eventId: event.id }
+      if (await storage.replace(next, current.version, event)) {
+        await changed(event)
+        return next
+      }
       // Lost a race: re-read and re-check the workflow, unless the caller pinned the version.
       if (expectedVersion !== undefined) throw new codes.ORDER_VERSION_CONFLICT(id, expectedVersion)
       lostAt = current.version
@@ -134,5 +157,5 @@ export function orderRules ({ storage, workflow, fields, maxPageSize, idempotenc
     throw new codes.ORDER_VERSION_CONFLICT(id, lostAt)
   }
 
-  return { create, list, move }
+  return { create, list, updateStatus }
 }

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import { comparePositions, type OrderPosition } from '../position.js'
 import type { ConformanceCase } from './case.js'
-import { CUSTOMERS, DAY, FAR_FUTURE, INSTANTS, LATER, PARALLEL, TIE_IDS, assertCreated, assertWalks, claimOf, createAll, expectedList, moved, orderOf, positionOf, replaceOrder, seedListOrders, show, storeOrder, type ListFilter } from './fixtures.js'
+import { CUSTOMERS, DAY, FAR_FUTURE, INSTANTS, LATER, PARALLEL, TIE_IDS, assertCreated, assertWalks, claimOf, createAll, expectedList, ids, moved, orderOf, positionOf, replaceOrder, seedListOrders, show, storeOrder, type ListFilter } from './fixtures.js'
 
 export const orderCases: readonly ConformanceCase[] = Object.freeze([
   {
@@ -118,8 +118,16 @@ export const orderCases: readonly ConformanceCase[] = Object.freeze([
       // Customer "1234" and its JSON-escaped twin "23": a number must find neither.
       const orders = [orderOf({ customerId: '1234' }), orderOf({ customerId: '23' }), orderOf({ id: '1234' })]
       await createAll(storage, orders)
+      // The same filters as strings find their orders: a list that fails every query cannot pass here.
+      assert.deepEqual(ids(await storage.list({ customerId: '1234', order: 'asc', limit: 10 })), [orders[0]!.id])
+      assert.deepEqual(ids(await storage.list({ ids: ['1234'], order: 'asc', limit: 10 })), [orders[2]!.id])
       for (const query of [{ customerId: 1234 }, { ids: [1234] }, { customerId: 1234, statuses: ['pending'] }]) {
-        const found = await storage.list({ ...query as object, order: 'asc', limit: 10 }).catch(() => [])
+        let found: unknown[] = []
+        try {
+          found = await storage.list({ ...query as object, order: 'asc', limit: 10 })
+        } catch (err) {
+          assert.ok(err instanceof TypeError, `list(${show(query)}) may refuse a number with a TypeError, not ${String(err)}`)
+        }
         assert.deepEqual(found, [], `list(${show(query)}) must refuse a number or find nothing`)
       }
     }

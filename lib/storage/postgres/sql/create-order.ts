@@ -1,9 +1,10 @@
-// Orders on PostgreSQL: create (claiming an idempotency key, drawing a number), get, compare-and-set replace; each with its event, in one statement.
-import type { OrderStatusChangedEvent } from '../../events.js'
-import type { NewOrder } from '../../schemas.js'
-import type { CreateResult, IdempotencyClaim, NewOrderCreatedEvent, OrderStore } from '../types.js'
-import { columnText, type Run } from './client.js'
-import type { Tables } from './tables.js'
+// createOrder on PostgreSQL: claims the idempotency key, draws the number and stores the order with its created event, in one statement.
+import { eventJson } from '../../../events.js'
+import type { NewOrder } from '../../../schemas.js'
+import type { CreateResult, IdempotencyClaim, NewOrderCreatedEvent, OrdersCapability } from '../../order-storage.js'
+import { columnText, type Run } from '../client.js'
+import type { Tables } from '../tables.js'
+import type { OnWritten } from './replace-order.js'
 
 /** One row of an idempotency lookup: both null unless the key is live and its order stored. */
 interface ClaimRow {
@@ -11,12 +12,20 @@ interface ClaimRow {
   document: string | null
 }
 
+// Where the event's order goes in its JSON: no event field can hold a NUL, which JSON escapes.
+const ORDER = '\u0000order\u0000'
+
 /**
- * The event as its `payload` column holds it, built around the order's JSON rather than serializing
- * the order a second time. The keys are those of OrderEvent, in its order.
+ * The parameters of a new order and its created event, around the number the statement draws: the
+ * document is `{"number":` + number + the rest of the order's JSON, and the event's JSON holds the same.
  */
-function payloadOf (event: OrderStatusChangedEvent, orderJson: string): string {
-  return `{"id":"${event.id}","type":"statusChanged","at":"${event.at}","order":${orderJson},"from":${JSON.stringify(event.from)}}`
+function newOrderParams (order: NewOrder, event: NewOrderCreatedEvent): unknown[] {
+  const rest = `,${JSON.stringify(order).slice(1)}`
+  const [before, after] = eventJson(event, ORDER).split(ORDER) as [string, string]
+  return [
+    columnText(order.id), columnText(order.customerId), columnText(order.status), order.createdAt, order.version,
+    order.reference === undefined ? null : columnText(order.reference), rest, event.id, before, after
+  ]
 }
 
 /** Whether `err` is the unique index of (customer, reference) refusing a second order. */
@@ -25,35 +34,7 @@ function isReferenceTaken (err: unknown, { indexes }: Tables): boolean {
   return code === '23505' && constraint === indexes.reference.slice(1, -1)
 }
 
-/** Reports the transaction (its `pg_current_xact_id()`) in which a change stored the event `eventId`. */
-export type OnWritten = (eventId: string, tx: string) => void
-
-interface Written {
-  tx: string
-}
-
-const orderColumns = '(id, customer_id, status, created_at, version, reference, document)'
-const orderValues = '$1::text, $2::text, $3::text, $4::text, $5::bigint, $6::text, $7::text::json'
-const orderParams = (order: NewOrder, orderJson: string) => [
-  columnText(order.id), columnText(order.customerId), columnText(order.status), order.createdAt, order.version,
-  order.reference === undefined ? null : columnText(order.reference), orderJson
-]
-const eventParams = (event: OrderStatusChangedEvent, orderJson: string) => [event.id, event.type, payloadOf(event, orderJson), event.at]
-
-/**
- * The parameters of a new order and its created event, around the number the statement draws: the
- * document is `{"number":` + number + `,` + the rest of the order's JSON, and so is the event's order.
- */
-function newOrderParams (order: NewOrder, event: NewOrderCreatedEvent): unknown[] {
-  const rest = `,${JSON.stringify(order).slice(1)}`
-  return [
-    columnText(order.id), columnText(order.customerId), columnText(order.status), order.createdAt, order.version,
-    order.reference === undefined ? null : columnText(order.reference), rest,
-    event.id, `{"id":"${event.id}","type":"created","at":"${event.at}","order":{"number":`
-  ]
-}
-
-export function orderStore (tables: Tables, run: Run, onWritten?: OnWritten): Omit<OrderStore, 'list'> {
+export function createOrder (tables: Tables, run: Run, onWritten?: OnWritten): OrdersCapability['create'] {
   const { orders, keys, events, numbers } = tables
   // The new order from `source` (a CTE of one row with the claim, or none), numbered by the sequence,
   // and its created event: in one statement, so both commit or neither does, and the number is drawn
@@ -66,7 +47,7 @@ export function orderStore (tables: Tables, run: Run, onWritten?: OnWritten): Om
       RETURNING id, number
     ), event AS (
       INSERT INTO ${events} (id, aggregatetype, aggregateid, type, payload, at)
-      SELECT $8::uuid, 'order', id, 'created', ($9::text || number || $7::text || '}')::json, $4::text FROM inserted
+      SELECT $8::uuid, 'order', id, 'created', ($9::text || '{"number":' || number || $7::text || $10::text)::json, $4::text FROM inserted
       RETURNING tx
     )`
   const written = '(SELECT number::text FROM inserted) AS number, (SELECT tx::text FROM event) AS tx'
@@ -81,26 +62,15 @@ export function orderStore (tables: Tables, run: Run, onWritten?: OnWritten): Om
   // was made, and otherwise reads the live claim. A claim committed by another instance while this
   // statement waited is not in its snapshot: that shows as a null document.
   const claimAndInsert = `WITH claim AS (
-      INSERT INTO ${keys} (key, fingerprint, order_id, expires_at) VALUES ($10::text, $11::text::json, $1::text, $12::text)
+      INSERT INTO ${keys} (key, fingerprint, order_id, expires_at) VALUES ($11::text, $12::text::json, $1::text, $13::text)
       ON CONFLICT (key) DO UPDATE
         SET fingerprint = EXCLUDED.fingerprint, order_id = EXCLUDED.order_id, expires_at = EXCLUDED.expires_at
         WHERE ${keys}.expires_at <= $4::text
       RETURNING order_id
     ), ${insertNumbered('claim')}
-    SELECT ${written}, ${liveClaim('$10', '$4')}`
+    SELECT ${written}, ${liveClaim('$11', '$4')}`
   const readClaim = `SELECT ${liveClaim('$1', '$2')}`
   const insert = `WITH ${insertNumbered('(SELECT 1) AS one')} SELECT ${written}`
-  const getOrder = `SELECT document::text AS document FROM ${orders} WHERE id = $1::text`
-  const update = `WITH updated AS (
-      UPDATE ${orders} SET ${orderColumns} = (${orderValues}) WHERE id = $1::text AND version = $8::bigint RETURNING id
-    )
-    INSERT INTO ${events} (id, aggregatetype, aggregateid, type, payload, at)
-    SELECT $9::uuid, 'order', id, $10::text, $11::text::json, $12::text FROM updated
-    RETURNING tx::text AS tx`
-  // Expired keys, oldest first, skipping any a concurrent create is taking over.
-  const purgeKeys = `DELETE FROM ${keys} WHERE key IN (
-      SELECT key FROM ${keys} WHERE expires_at <= $1::text ORDER BY expires_at LIMIT $2::int FOR UPDATE SKIP LOCKED)
-    RETURNING 1`
 
   /** The created order with the number the statement drew, reported to `onWritten`. */
   function numbered (order: NewOrder, event: NewOrderCreatedEvent, row: { number: string, tx: string }): CreateResult {
@@ -125,7 +95,7 @@ export function orderStore (tables: Tables, run: Run, onWritten?: OnWritten): Om
     return { created: false, order: JSON.parse(live!.document), fingerprint: JSON.parse(live!.fingerprint!) }
   }
 
-  async function create (order: NewOrder, event: NewOrderCreatedEvent, claim?: IdempotencyClaim): Promise<CreateResult> {
+  return async function create (order, event, claim) {
     try {
       return await insertWith(order, event, claim)
     } catch (err) {
@@ -133,21 +103,5 @@ export function orderStore (tables: Tables, run: Run, onWritten?: OnWritten): Om
       if (isReferenceTaken(err, tables)) return { created: false, referenceTaken: true }
       throw err
     }
-  }
-
-  return {
-    create,
-    async get (id) {
-      const [row] = await run<{ document: string }>(getOrder, [columnText(id)])
-      return row === undefined ? undefined : JSON.parse(row.document)
-    },
-    async replace (order, expectedVersion, event) {
-      const orderJson = JSON.stringify(order)
-      const [row] = await run<Written>(update, [...orderParams(order, orderJson), expectedVersion, ...eventParams(event, orderJson)])
-      if (row === undefined) return false
-      onWritten?.(event.id, row.tx)
-      return true
-    },
-    purgeIdempotencyKeys: async (now, limit) => (await run(purgeKeys, [now, limit])).length
   }
 }

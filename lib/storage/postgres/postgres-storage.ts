@@ -1,18 +1,26 @@
 // postgresStorage(): orders in PostgreSQL through pg.Pool, pg.Client or PGlite; atomic by single statements.
 import { codes } from '../../errors.js'
-import type { OrderStorage } from '../types.js'
+import { optionChecker } from '../../option-checks.js'
+import type { OrderStorage } from '../order-storage.js'
 import { runnerOf, type PostgresClient } from './client.js'
-import { eventFeedStore } from './feed.js'
-import { listOrders } from './list.js'
-import { orderStore } from './orders.js'
-import { initSchema, upgradeSchema } from './schema.js'
-import { subscriptionStore } from './subscriptions.js'
+import { joinTransaction } from './join-transaction.js'
+import { checkpoint } from './sql/checkpoint.js'
+import { createOrder } from './sql/create-order.js'
+import { getOrder } from './sql/get-order.js'
+import { lease } from './sql/lease.js'
+import { listEvents } from './sql/list-events.js'
+import { listOrders } from './sql/list-orders.js'
+import { purgeEvents } from './sql/purge-events.js'
+import { purgeIdempotencyKeys } from './sql/purge-idempotency-keys.js'
+import { readSubscription } from './sql/read-subscription.js'
+import { release } from './sql/release.js'
+import { replaceOrder } from './sql/replace-order.js'
 import { tablesOf } from './tables.js'
-import { transactionStore } from './transaction.js'
+import { initSchema, upgradeSchema } from './upgrade.js'
 
 export type { PostgresClient }
-export { postgresSchemaSql, type PostgresSchemaOptions } from './schema.js'
-export { SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, type SchemaStep } from './migrations.js'
+export { postgresSchemaSql, type PostgresSchemaOptions } from './upgrade.js'
+export { SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, type SchemaStep } from './layout/steps.js'
 
 export interface PostgresStorageOptions {
   /** Runs every statement. A `pg.Pool` lets several statements run at once; each one is atomic alone. */
@@ -32,9 +40,7 @@ export interface PostgresStorageOptions {
   prepare?: boolean
 }
 
-function invalid (message: string) {
-  return new codes.ORDER_INVALID_OPTIONS(`postgresStorage ${message}`)
-}
+const check = optionChecker('postgresStorage: ', codes.ORDER_INVALID_OPTIONS)
 
 /**
  * PostgreSQL storage. `init()` creates the tables and indexes, or upgrades those of an earlier release
@@ -44,20 +50,27 @@ function invalid (message: string) {
  * and every list page is read from an index. `app.orders.withTransaction(client)` runs the same
  * statements on a client inside the host's own transaction.
  */
-export function postgresStorage (options: PostgresStorageOptions): OrderStorage {
-  const { client, table = 'fastify_orders', prepare = false } = options
+export function postgresStorage (options: PostgresStorageOptions): Required<OrderStorage> {
+  const record = check.known(options, ['client', 'table', 'prepare'], '{ client: pool }')
+  const { client, table = 'fastify_orders' } = options
+  if (typeof client?.query !== 'function') throw check.invalid('client must be a pg.Pool, a pg.Client or a PGlite, with query(text, params)')
+  const prepare = check.oneOf(record, 'prepare', [true, false], false)
   const tables = tablesOf(table)
-  if (typeof prepare !== 'boolean') {
-    throw invalid(`prepare must be true (a pg.Pool or pg.Client) or false, got ${JSON.stringify(prepare)}`)
-  }
   const { query, run } = runnerOf(client, prepare)
   return {
     init: () => initSchema(client, query, tables),
-    ...orderStore(tables, run),
+    create: createOrder(tables, run),
+    get: getOrder(tables, run),
     list: listOrders(tables, query),
-    ...eventFeedStore(tables, run),
-    ...subscriptionStore(tables, run),
-    joinTransaction: client => transactionStore(tables, query, client)
+    replace: replaceOrder(tables, run),
+    purgeIdempotencyKeys: purgeIdempotencyKeys(tables, run),
+    listEvents: listEvents(tables, run),
+    purgeEvents: purgeEvents(tables, run),
+    lease: lease(tables, run),
+    readSubscription: readSubscription(tables, run),
+    checkpoint: checkpoint(tables, run),
+    release: release(tables, run),
+    joinTransaction: client => joinTransaction(tables, query, client)
   }
 }
 

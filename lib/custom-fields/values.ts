@@ -1,7 +1,7 @@
 // Custom fields at request time: filled in, copied, fingerprinted and patched; a rule set that does nothing when the option is off.
 import { isRecord } from '../json-schema.js'
 import { validationError, type Validate } from '../validation.js'
-import { copyJson, customFieldForms } from './schemas.js'
+import { copyJson, customFieldForms } from './forms.js'
 import type { CustomFieldSchemas, CustomFieldValues } from './types.js'
 
 /** An order, an item or an input as custom-field code sees it, whatever the host declared. */

@@ -1,6 +1,7 @@
-// The OrderStorage interface: what the plugin needs from a database, as three small capabilities.
+// The OrderStorage interface: what the plugin needs from a database, as small capabilities; only the orders are required.
 import type { OrderCreatedEvent, OrderEvent, OrderStatusChangedEvent } from '../events.js'
 import type { OrderPosition } from '../position.js'
+import type { PageFilter } from '../schemas.js'
 import type { NewOrder, Order } from '../schemas.js'
 
 /** The `created` event of an order the storage has not numbered yet: it stores the event with the numbered order. */
@@ -26,21 +27,14 @@ export type CreateResult =
   /** The key is claimed but its order cannot be read yet (for adapters that cannot tell). */
   | { created: false, inProgress: true }
 
-/** One keyset page request. Filters combine with AND; an absent filter does not restrict. */
-export interface StorageListQuery {
-  customerId?: string
-  /** The order with this number. */
-  number?: number
-  /** Orders with this reference (one per customer at most). */
-  reference?: string
-  /** Any of these statuses. */
-  statuses?: readonly string[]
-  /** Any of these ids (at most 100). */
-  ids?: readonly string[]
-  /** Inclusive lower bound on `createdAt` (ISO, UTC, milliseconds). */
-  createdFrom?: string
-  /** Exclusive upper bound on `createdAt`. */
-  createdTo?: string
+/**
+ * One keyset page request: the getOrderList filter as `readListQuery` makes it canonical (`status`
+ * becomes a sorted list of `statuses`, ids are sorted without repeats, `createdFrom` and `createdTo`
+ * are ISO timestamps as stored, UTC with milliseconds: from inclusive, to exclusive). Every other
+ * filter is an order property matched by equality. Filters combine with AND; an absent filter does
+ * not restrict.
+ */
+export type StorageListQuery = PageFilter & {
   /** `desc`: newest first, by (`createdAt`, `id`) descending. */
   order: 'asc' | 'desc'
   /** Only orders strictly after this position in the chosen order. */
@@ -80,19 +74,20 @@ export interface Lease {
 }
 
 /**
- * Orders and their idempotency keys. Every change is stored with its event in one atomic step: a
- * create or replace that fails, or that stores nothing (a live claim, a stale version), stores no
- * event either.
+ * Orders and their idempotency keys: the one capability every storage has. Every change is stored
+ * with its event in one atomic step: a create or replace that fails, or that stores nothing (a live
+ * claim, a stale version), stores no event either.
  */
-export interface OrderStore {
+export interface OrdersCapability {
   /**
-   * Stores a new order and its `created` event. The storage chooses the order's `number`: a positive
-   * integer unique in the storage, larger than that of every order this instance created before; it
-   * stores and returns the order, and stores the event, with it. With a claim, stores the claim in the
-   * same atomic step, or stores nothing and returns the order of the live claim already stored under
-   * `claim.key`. An order whose `reference` its customer has on another order stores nothing
-   * (`referenceTaken`), checked after the claim, and by the storage itself so that it holds under
-   * concurrent creates.
+   * Stores a new order and its `created` event, and returns the order as stored. The storage chooses
+   * the order's `number`: a positive integer unique in the storage, larger than that of every order
+   * this instance created before; the stored order and the stored event's order carry it. `order` and
+   * `event` are the plugin's: the storage copies what it keeps and changes neither. With a claim,
+   * stores the claim in the same atomic step, or stores nothing and returns the order of the live
+   * claim already stored under `claim.key`. An order whose `reference` its customer has on another
+   * order stores nothing (`referenceTaken`), checked after the claim, and by the storage itself so
+   * that it holds under concurrent creates.
    */
   create: (order: NewOrder, event: NewOrderCreatedEvent, claim?: IdempotencyClaim) => Promise<CreateResult>
   /** The order with this id, or undefined. */
@@ -109,7 +104,7 @@ export interface OrderStore {
 }
 
 /** The event feed: every stored change's event, in an order that never changes once listed. */
-export interface EventFeedStore {
+export interface FeedCapability {
   /**
    * A page of the feed in feed order, or undefined when `after` names no event in it (unknown or
    * purged). Feed order never changes once an event is listed: an event whose change commits later
@@ -127,8 +122,8 @@ export interface EventFeedStore {
   purgeEvents: (before: string, limit: number) => Promise<number>
 }
 
-/** Subscriptions: a lease per name, and a checkpoint in the feed that only the holder moves. */
-export interface SubscriptionStore {
+/** Subscriptions: a lease per name, and a checkpoint in the feed that only the holder moves. Needs the feed. */
+export interface SubscriptionsCapability {
   /**
    * Creates the subscription when absent (where `from` says), then gives `holder` the lease when it is
    * free, lapsed, or already `holder`'s, until `ttl` from now.
@@ -145,24 +140,14 @@ export interface SubscriptionStore {
   release: (name: string, holder: string) => Promise<void>
 }
 
-/**
- * Where orders live: the three capabilities an adapter composes. Adapters only store: totals,
- * workflow, limits and scope are the plugin's. Every method may throw (or reject); the plugin turns
- * that into 503 ORDER_STORAGE_UNAVAILABLE. Orders and events passed in and returned are plain JSON
- * values; the plugin never mutates what it gets back.
- */
-export interface OrderStorage extends OrderStore, EventFeedStore, SubscriptionStore {
-  /** Prepares the store (tables, indexes); the plugin awaits it at register, before serving. */
-  init?: () => Promise<void>
-  /**
-   * For storages that can join a transaction the host opened (`app.orders.withTransaction`): the
-   * orders whose statements run on `client`, inside that transaction. Absent where the storage cannot.
-   */
-  joinTransaction?: (client: unknown) => TransactionOrderStore
+/** Joining a transaction the host opened, for `app.orders.withTransaction`. */
+export interface TransactionsCapability {
+  /** The orders whose statements run on `client`, inside the host's transaction. */
+  joinTransaction: (client: unknown) => JoinedStorage
 }
 
 /** Orders read and written inside a host's transaction: the plugin learns its outcome from `settled`. */
-export interface TransactionOrderStore extends Omit<OrderStore, 'purgeIdempotencyKeys'> {
+export interface JoinedStorage extends Omit<OrdersCapability, 'purgeIdempotencyKeys'> {
   /**
    * Resolves once the transaction that stored the event `eventId` (through this store) has ended:
    * true when it committed with the event, false when it rolled back (or the event was rolled back
@@ -172,9 +157,51 @@ export interface TransactionOrderStore extends Omit<OrderStore, 'purgeIdempotenc
   settled: (eventId: string, signal: AbortSignal) => Promise<boolean>
 }
 
+/**
+ * Where orders live: the capabilities an adapter composes. The orders are required; the feed,
+ * subscriptions (which need the feed) and joining a transaction are each there whole or not at all,
+ * and what needs one that is missing says so when it is called. Adapters only store: totals,
+ * workflow, limits and scope are the plugin's. Every method may throw (or reject); the plugin turns
+ * that into 503 ORDER_STORAGE_UNAVAILABLE. Orders and events passed in and returned are plain JSON
+ * values; the plugin never mutates what it gets back.
+ */
+export interface OrderStorage extends OrdersCapability, Partial<FeedCapability>, Partial<SubscriptionsCapability>, Partial<TransactionsCapability> {
+  /** Prepares the store (tables, indexes); the plugin awaits it at register, before serving. */
+  init?: () => Promise<void>
+}
+
 /** The methods of each capability, as the plugin checks them at register and the conformance suite does. */
 export const storageMethods = Object.freeze({
   orders: Object.freeze(['create', 'get', 'list', 'replace', 'purgeIdempotencyKeys'] as const),
   feed: Object.freeze(['listEvents', 'purgeEvents'] as const),
-  subscriptions: Object.freeze(['lease', 'readSubscription', 'checkpoint', 'release'] as const)
+  subscriptions: Object.freeze(['lease', 'readSubscription', 'checkpoint', 'release'] as const),
+  transactions: Object.freeze(['joinTransaction'] as const)
 }) satisfies { [capability: string]: ReadonlyArray<keyof OrderStorage> }
+
+export type Capability = keyof typeof storageMethods
+
+/** A storage that has `capability`. */
+export type StorageWith<C extends Capability> = OrderStorage & Required<Pick<OrderStorage, (typeof storageMethods)[C][number]>>
+
+/** Whether `storage` has every method of `capability`. */
+export function hasCapability<C extends Capability> (storage: OrderStorage, capability: C): storage is StorageWith<C> {
+  return storageMethods[capability].every(method => typeof storage[method] === 'function')
+}
+
+/**
+ * Why `storage` cannot serve the plugin, or undefined: the orders' methods are all there, and every
+ * other capability is there whole or not at all (subscriptions only with the feed).
+ */
+export function storageProblem (storage: unknown): string | undefined {
+  const record = (typeof storage === 'object' && storage !== null ? storage : {}) as Record<string, unknown>
+  for (const [capability, methods] of Object.entries(storageMethods)) {
+    const missing = methods.filter(method => typeof record[method] !== 'function')
+    if (missing.length === 0 || (capability !== 'orders' && missing.length === methods.length)) continue
+    return `storage.${missing[0]} is not a function; ${capability === 'orders' ? 'every storage needs' : 'a storage with any of them needs all of'} ${methods.join(', ')}`
+  }
+  if (typeof record.lease === 'function' && typeof record.listEvents !== 'function') {
+    return 'storage.listEvents is not a function; a storage with subscriptions needs the event feed (listEvents, purgeEvents)'
+  }
+  if (record.init !== undefined && typeof record.init !== 'function') return 'storage.init must be a function when given'
+  return undefined
+}

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { codes } from '../../errors.js'
 import { runnerOf, type PostgresClient, type Run } from './client.js'
-import { REPEAT, SCHEMA_VERSION, schemaSteps } from './migrations.js'
+import { REPEAT, SCHEMA_VERSION, schemaSteps } from './layout/steps.js'
 import { tablesOf, type Tables } from './tables.js'
 
 /** How often an instance waiting for another's upgrade looks again. */

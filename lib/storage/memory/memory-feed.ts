@@ -1,6 +1,6 @@
 // The event feed and subscriptions in memory: events in the order they were stored, each committed at once.
 import type { OrderEvent } from '../../events.js'
-import type { EventFeedStore, Lease, LeaseRequest, SubscriptionStore } from '../types.js'
+import type { FeedCapability, Lease, LeaseRequest, SubscriptionsCapability } from '../order-storage.js'
 
 interface StoredSubscription {
   holder: string | null
@@ -13,7 +13,7 @@ interface StoredSubscription {
   lastEventId: string | null
 }
 
-export interface MemoryFeed extends EventFeedStore, SubscriptionStore {
+export interface MemoryFeed extends FeedCapability, SubscriptionsCapability {
   /** Stores a change's event, in the same synchronous step as the change. */
   append: (event: OrderEvent) => void
   /** Throws when an event with this id is stored already, before the change is made. */

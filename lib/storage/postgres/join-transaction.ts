@@ -1,10 +1,12 @@
 // Orders inside a transaction the host opened: the same statements on its client, and the outcome learned from the database.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { codes } from '../../errors.js'
-import type { TransactionOrderStore } from '../types.js'
+import type { JoinedStorage } from '../order-storage.js'
 import { runnerOf, type PostgresClient, type Run } from './client.js'
-import { listOrders } from './list.js'
-import { orderStore } from './orders.js'
+import { createOrder } from './sql/create-order.js'
+import { getOrder } from './sql/get-order.js'
+import { listOrders } from './sql/list-orders.js'
+import { replaceOrder } from './sql/replace-order.js'
 import type { Tables } from './tables.js'
 
 /** How long the first look at a transaction's outcome waits, and the longest wait between two looks. */
@@ -25,26 +27,28 @@ const SAVEPOINT = 'fastify_order_create'
  * own client: it learns when that transaction has ended from `pg_xact_status` of the transaction id
  * each write reports, and whether the event is there, which a rollback to a savepoint would undo.
  */
-export function transactionStore (tables: Tables, query: Run, client: unknown): TransactionOrderStore {
+export function joinTransaction (tables: Tables, query: Run, client: unknown): JoinedStorage {
   if (typeof (client as PostgresClient | null)?.query !== 'function') {
     throw new codes.ORDER_INVALID_OPTIONS('withTransaction needs the client the transaction runs on: a pg.Client (from pool.connect()) or a PGlite transaction, with query(text, params)')
   }
   const { query: run } = runnerOf(client as PostgresClient, false)
   const transactions = new Map<string, string>()
-  const store = orderStore(tables, run, (eventId, tx) => transactions.set(eventId, tx))
+  const onWritten = (eventId: string, tx: string) => { transactions.set(eventId, tx) }
+  const create = createOrder(tables, run, onWritten)
   const look = `SELECT pg_xact_status($1::xid8) AS status, EXISTS (SELECT 1 FROM ${tables.events} WHERE id = $2::uuid) AS stored`
 
   return {
-    ...store,
     async create (order, event, claim) {
-      if (order.reference === undefined) return store.create(order, event, claim)
+      if (order.reference === undefined) return create(order, event, claim)
       // A taken reference is a failed statement, which would abort the whole transaction.
       await run(`SAVEPOINT ${SAVEPOINT}`, [])
-      const result = await store.create(order, event, claim)
+      const result = await create(order, event, claim)
       await run(result.created === false && 'referenceTaken' in result ? `ROLLBACK TO SAVEPOINT ${SAVEPOINT}` : `RELEASE SAVEPOINT ${SAVEPOINT}`, [])
       return result
     },
+    get: getOrder(tables, run),
     list: listOrders(tables, run),
+    replace: replaceOrder(tables, run, onWritten),
     async settled (eventId, signal) {
       const tx = transactions.get(eventId)!
       transactions.delete(eventId)

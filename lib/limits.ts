@@ -1,0 +1,87 @@
+// Every numeric limit and default of the contract, written once: schemas, option checks and rules read them here.
+
+/** The largest 32-bit signed integer: the longest timer Node.js keeps (ms), and what a PostgreSQL integer holds. */
+export const MAX_INT32 = 2 ** 31 - 1
+
+const DAY = 24 * 60 * 60 * 1000
+
+/** The order, as createOrder takes it. */
+export const order = Object.freeze({
+  /** Characters of a customer id. */
+  customerIdLength: 128,
+  /** Characters of an order id (the server's ids are 48; a filter may name longer ones, which find nothing). */
+  idLength: 128,
+  /** Characters of a client's reference. */
+  referenceLength: 128,
+  /** Characters of a store key. */
+  storeLength: 64,
+  /** Characters of an actor. */
+  actorLength: 128,
+  skuLength: 64,
+  itemNameLength: 200,
+  maxQuantity: 1_000_000,
+  /** Minor units (cents) of one item. */
+  maxUnitPrice: 1e12,
+  metadataKeys: 50,
+  metadataKeyLength: 40,
+  metadataValueLength: 500,
+  /** Characters of a move's reason. */
+  reasonLength: 500,
+  /** The largest `expectedVersion`. */
+  maxVersion: MAX_INT32,
+  /** Characters of an Idempotency-Key header. */
+  idempotencyKeyLength: 255,
+  /** How deep custom-field values may nest: the `customFields` object itself is level 1. */
+  customFieldDepth: 32
+})
+
+/** getOrderList and the event feed. */
+export const page = Object.freeze({
+  /** `limit` when a query gives none (or `maxPageSize`, when smaller). */
+  defaultSize: 20,
+  /** Ids one `filter.ids` may name. */
+  maxIds: 100,
+  /** Characters of a cursor a client may send back. */
+  cursorLength: 1024,
+  defaultEvents: 100,
+  maxEvents: 1000
+})
+
+/** The plugin's register options: their defaults and the largest value each may take. */
+export const plugin = Object.freeze({
+  defaultMaxPageSize: 100,
+  defaultMaxItems: 100,
+  /** The largest page and order that stay one bounded statement. */
+  maxCount: 10_000,
+  defaultIdempotencyTtl: DAY,
+  defaultEventRetention: 30 * DAY,
+  /** The longest duration option: 100 years, so every time computed from it keeps a four-digit year. */
+  maxDuration: 100 * 365 * DAY,
+  defaultBodyLimit: 1024 * 1024,
+  /** A body length a 32-bit length holds. */
+  maxBodyLimit: MAX_INT32,
+  defaultFeedStallWarning: 60_000
+})
+
+/** Subscriptions (`app.orders.subscribe`). */
+export const subscription = Object.freeze({
+  nameLength: 100,
+  defaultPollInterval: 1000,
+  defaultLeaseTtl: 30_000,
+  defaultMaxBackoff: 60_000,
+  /** Every duration option of a subscription: what a timer keeps. */
+  maxDuration: MAX_INT32
+})
+
+/** Webhooks (`webhook()`). */
+export const webhook = Object.freeze({
+  defaultTimeout: 10_000,
+  maxTimeout: MAX_INT32,
+  minSecretBytes: 24,
+  maxSecretBytes: 64
+})
+
+/** Statuses of a workflow. */
+export const workflow = Object.freeze({
+  statusLength: 64
+})

@@ -1,0 +1,199 @@
+// app.orders wired: strict validators, the rules, listeners, the feed, retention, subscriptions, the host's transaction and their lifecycle.
+import type { FastifyBaseLogger } from 'fastify'
+import { withValueLimits } from './custom-fields/value-check.js'
+import { customFieldRules, type CustomFieldRules } from './custom-fields/values.js'
+import type { CustomFieldSchemas } from './custom-fields/types.js'
+import { codes } from './errors.js'
+import { isEventId, type EventPage, type OrderEvent } from './events.js'
+import { freezer, type Freezer } from './freeze.js'
+import { page } from './limits.js'
+import { createListeners, type OrderListeners } from './listeners.js'
+import { createRetention } from './retention.js'
+import { orderRules, type OrderCallOptions, type OrderRules } from './rules.js'
+import type { CreateOrderInput, ListEventsQuery, ListOrdersQuery, Order, OrderPage, OrderSchemas, UpdateOrderStatusInput } from './schemas.js'
+import { checkScope } from './scope.js'
+import { hasCapability, storageMethods, type JoinedStorage, type OrderStorage } from './storage/order-storage.js'
+import { unavailableOnFailure } from './storage/unavailable.js'
+import { createSubscriptions, type OrderEventHandler, type SubscribeOptions, type SubscriptionStatus } from './subscriptions.js'
+import { assertValid, createAjv, type Validate } from './validation.js'
+import type { CompiledWorkflow } from './workflow.js'
+
+/** A client inside a transaction the host opened: a `pg` client from `pool.connect()`, a `pg.Client`, a PGlite transaction. */
+export interface TransactionClient {
+  query: (text: string, params: unknown[]) => Promise<{ rows: unknown[] }>
+}
+
+/** The order module without HTTP, decorated as `app.orders`: the routes' validation, scope, rules and errors. */
+export interface OrderService {
+  /** Creates an order; with an `idempotencyKey`, a retry with the same input returns the first order. */
+  create: (input: CreateOrderInput, options?: OrderCallOptions) => Promise<Order>
+  list: (query?: ListOrdersQuery, options?: OrderCallOptions) => Promise<OrderPage>
+  updateStatus: (input: UpdateOrderStatusInput, options?: OrderCallOptions) => Promise<Order>
+  /**
+   * The same calls, run on `client` inside a transaction the host opened on it (a `pg` client from
+   * `pool.connect()`, or a PGlite transaction): the order, its event and the host's writes commit or
+   * roll back together. Listeners of these changes run once the plugin sees the transaction commit,
+   * never if it rolls back. ORDER_INVALID_OPTIONS where the storage cannot join a transaction.
+   */
+  withTransaction: (client: TransactionClient) => Pick<OrderService, 'create' | 'list' | 'updateStatus'>
+  on: <E extends keyof OrderListeners>(event: E, listener: OrderListeners[E]) => OrderService
+  /** A page of the durable event feed, in feed order. */
+  listEvents: (query?: ListEventsQuery) => Promise<EventPage>
+  /** Delivers the feed to `handler`, at least once and in feed order, one instance at a time per name. */
+  subscribe: (name: string, handler: OrderEventHandler, options?: SubscribeOptions) => OrderService
+  /** The subscriptions of this instance and how they are doing. */
+  subscriptions: () => SubscriptionStatus[]
+}
+
+export interface OrderServiceConfig {
+  storage: OrderStorage
+  workflow: CompiledWorkflow
+  schemas: OrderSchemas
+  maxPageSize: number
+  idempotencyTtl: number
+  eventRetention: number
+  log: FastifyBaseLogger
+  customFields?: CustomFieldSchemas | undefined
+}
+
+/**
+ * The strict validator of each schema, compiled once and shared by the routes and app.orders. With
+ * custom fields, the bodies that carry them are checked first for values no storage could keep.
+ */
+function strictValidators (schemas: OrderSchemas, customFields: CustomFieldSchemas | undefined): (schema: object) => Validate {
+  const ajv = createAjv()
+  const validators = new Map<object, Validate>()
+  const limited = new Set<object>(customFields === undefined ? [] : [schemas.CreateOrderBody, schemas.UpdateOrderStatusBody])
+  return schema => {
+    let validate = validators.get(schema)
+    if (validate === undefined) {
+      validate = ajv.compile(schema)
+      validators.set(schema, validate = limited.has(schema) ? withValueLimits(validate) : validate)
+    }
+    return validate
+  }
+}
+
+type OrderCalls = Pick<OrderService, 'create' | 'list' | 'updateStatus'>
+
+/** The calls over `rules`, checking input like the routes do, copying what is stored and freezing what is handed out. */
+function callsOf (rules: OrderRules, validatorOf: (schema: object) => Validate, schemas: OrderSchemas, fields: CustomFieldRules, freeze: Freezer): OrderCalls {
+  const validateCreate = validatorOf(schemas.CreateOrderBody)
+  const validateList = validatorOf(schemas.ListOrdersBody)
+  const validateUpdate = validatorOf(schemas.UpdateOrderStatusBody)
+  return {
+    async create (input, options) {
+      assertValid<CreateOrderInput>(validateCreate, input)
+      // A copy, so the stored order shares nothing the caller may change or see frozen later.
+      // Spread defines own properties, so a "__proto__" metadata key stays data.
+      const own = fields.own({ ...input, items: input.items.map(item => ({ ...item })), metadata: { ...input.metadata } })
+      const scope = checkScope(options?.scope, 'the scope option of app.orders.create')
+      return freeze.order((await rules.create(own, { scope, idempotencyKey: options?.idempotencyKey })).order)
+    },
+    async list (query = {}, options) {
+      assertValid<ListOrdersQuery>(validateList, query)
+      const result = await rules.list(query, { scope: checkScope(options?.scope, 'the scope option of app.orders.list') })
+      result.items.forEach(freeze.order)
+      return result
+    },
+    async updateStatus (input, options) {
+      assertValid<UpdateOrderStatusInput>(validateUpdate, input)
+      const scope = checkScope(options?.scope, 'the scope option of app.orders.updateStatus')
+      return freeze.order(await rules.updateStatus(fields.own({ ...input }), { scope }))
+    }
+  }
+}
+
+/**
+ * Builds app.orders and what the routes share with it: the rules (the only place with business
+ * rules, so the two never disagree) and the strict validator of each schema, compiled once.
+ */
+export function createOrderService (config: OrderServiceConfig) {
+  const { storage, workflow, schemas, maxPageSize, idempotencyTtl, eventRetention, log } = config
+
+  const validatorOf = strictValidators(schemas, config.customFields)
+
+  const fields = customFieldRules(config.customFields, validatorOf)
+  const freeze = freezer(fields)
+  const listeners = createListeners(log)
+  const retention = createRetention({ storage, eventRetention, log })
+  const feed = hasCapability(storage, 'feed') ? unavailableOnFailure(storage, ['listEvents']) : undefined
+  const subscriptions = hasCapability(storage, 'subscriptions')
+    ? createSubscriptions({ storage, log, readonly: freeze.event, eventRetention })
+    : undefined
+
+  /** What follows a stored change: the feed's upkeep, then the listeners. */
+  async function stored (event: OrderEvent): Promise<void> {
+    retention.written()
+    subscriptions?.wake()
+    if (event.type === 'created') {
+      if (listeners.has('created')) await listeners.emit('created', freeze.order(event.order))
+    } else if (listeners.has('statusChanged')) {
+      await listeners.emit('statusChanged', Object.freeze({ order: freeze.order(event.order), from: event.from, to: event.order.status }))
+    }
+  }
+
+  const rulesOf = (orders: Pick<OrderStorage, 'create' | 'get' | 'list' | 'replace'>, changed: (event: OrderEvent) => Promise<void> | void) =>
+    orderRules({ storage: unavailableOnFailure(orders, ['create', 'get', 'list', 'replace']), workflow, fields, maxPageSize, idempotencyTtl, changed })
+
+  // Outside a transaction the change is committed: the listeners run before the caller gets the order.
+  const rules = rulesOf(storage, stored)
+
+  // Listeners of a change made in the host's transaction wait for its commit; closing stops the wait
+  // (without waiting for a look under way, which on PGlite waits for that transaction to end).
+  const closing = new AbortController()
+  function afterCommit (joined: JoinedStorage, event: OrderEvent): void {
+    joined.settled(event.id, closing.signal).then(async committed => {
+      if (committed && !closing.signal.aborted) await stored(event)
+    }, err => {
+      if (!closing.signal.aborted) log.error({ err }, 'fastify-order: could not learn whether a transaction committed; its listeners did not run')
+    })
+  }
+
+  const validateListEvents = validatorOf(schemas.ListEventsQuery)
+  const calls = (rules: OrderRules) => callsOf(rules, validatorOf, schemas, fields, freeze)
+
+  const orders: OrderService = {
+    ...calls(rules),
+    withTransaction (client) {
+      if (!hasCapability(storage, 'transactions')) {
+        throw new codes.ORDER_INVALID_OPTIONS('app.orders.withTransaction needs a storage that can join the host\'s transaction: postgresStorage can, memoryStorage cannot; with this storage, call app.orders.create, list and updateStatus directly')
+      }
+      const joined = storage.joinTransaction(client)
+      return calls(rulesOf(joined, event => { afterCommit(joined, event) }))
+    },
+    on (event, listener) {
+      listeners.on(event, listener)
+      return orders
+    },
+    async listEvents (query = {}) {
+      assertValid<ListEventsQuery>(validateListEvents, query)
+      if (feed === undefined) throw new codes.ORDER_INVALID_OPTIONS(`app.orders.listEvents needs a storage with the event feed; this storage has no ${storageMethods.feed[0]} method`)
+      const { after, limit = page.defaultEvents } = query
+      if (after !== undefined && !isEventId(after)) throw new codes.ORDER_EVENT_NOT_FOUND(after)
+      const items = await feed.listEvents({ after, limit })
+      if (items === undefined) throw new codes.ORDER_EVENT_NOT_FOUND(after)
+      return { items: items.map(freeze.event) }
+    },
+    subscribe (name, handler, options) {
+      if (subscriptions === undefined) throw new codes.ORDER_INVALID_SUBSCRIPTION(`subscribe: subscriptions need a storage with them; this storage has no ${storageMethods.subscriptions[0]} method`)
+      subscriptions.subscribe(name, handler, options)
+      return orders
+    },
+    subscriptions: () => subscriptions?.subscriptions() ?? []
+  }
+
+  return {
+    orders,
+    rules,
+    validatorOf,
+    /** Starts the subscriptions: the app is ready. */
+    start () { subscriptions?.start() },
+    /** Stops the subscriptions after their handlers in flight, and waits for a purge under way. */
+    async close () {
+      closing.abort()
+      await subscriptions?.close()
+      await retention.close()
+    }
+  }
+}
