@@ -83,6 +83,21 @@ function checkSubscribe (name: unknown, handler: unknown, options: unknown, even
   return { from, pollInterval, leaseTtl, maxBackoff: check.integer(record, 'maxBackoff', duration(limits.defaultMaxBackoff)) }
 }
 
+/**
+ * A readable description of anything a handler may throw: an Error's message, a string, or the type
+ * and JSON of another value (an object without a prototype has no toString to call).
+ */
+export function describeThrown (thrown: unknown): string {
+  if (thrown instanceof Error) return thrown.message
+  if (typeof thrown === 'string') return thrown
+  let json: string | undefined
+  try {
+    json = JSON.stringify(thrown)
+  } catch {}
+  const type = thrown === null || thrown === undefined ? String(thrown) : typeof thrown === 'object' ? 'an object' : `a ${typeof thrown}`
+  return json === undefined || json === 'null' ? `${type} was thrown` : `${type} was thrown: ${json.slice(0, 200)}`
+}
+
 /** A wait that `interrupt` ends early; its timer never keeps the process alive. */
 class Pause {
   private timer: NodeJS.Timeout | undefined
@@ -196,9 +211,10 @@ class Runner {
         delete this.status.failing
         return true
       } catch (err) {
-        const error = err instanceof Error ? err.message : String(err)
+        const error = describeThrown(err)
         this.status.failing = { eventId: event.id, attempts, error }
-        log.error({ err, subscription: this.name, eventId: event.id, attempts },
+        // Logged as an Error, whatever was thrown: a value without a prototype cannot be serialized as one.
+        log.error({ err: err instanceof Error ? err : new Error(error), subscription: this.name, eventId: event.id, attempts },
           `fastify-order: subscription "${this.name}" failed to handle event ${event.id}; retrying`)
       }
       await this.backoff.wait(Math.min(FIRST_BACKOFF * 2 ** Math.min(attempts - 1, 30), this.options.maxBackoff))

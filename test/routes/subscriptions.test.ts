@@ -90,6 +90,28 @@ t.test('a failing handler is logged with the event id and retried with backoff; 
   t.ok(times[2]! - times[1]! >= times[1]! - times[0]!, 'each retry waits at least as long as the one before')
 })
 
+t.test('a handler that throws something that is not an Error fails like any other: backoff, a readable failing entry', async t => {
+  const thrown: unknown[] = ['erp said no', null, undefined, 42, Object.create(null), { status: 503 }, Symbol('odd')]
+  const { lines, stream } = logLines()
+  const app = await registeredApp(t, memoryStorage(), { stream })
+  const errors: string[] = []
+  let attempts = 0
+  app.orders.subscribe('odd', async () => {
+    errors.push(app.orders.subscriptions()[0]!.failing?.error ?? '')
+    if (attempts < thrown.length) throw thrown[attempts++]
+  }, { from: 'start', ...quick, maxBackoff: 5 })
+  await app.ready()
+  await app.orders.create({ customerId: 'cus_1', currency: 'EUR', items: [{ sku: 'A', quantity: 1, unitPrice: 5 }] })
+  await eventually('the event is handled after every odd failure', () => app.orders.subscriptions()[0]!.lastEventId !== null)
+  t.same(errors.slice(1), [
+    'erp said no', 'null was thrown', 'undefined was thrown', 'a number was thrown: 42', 'an object was thrown: {}',
+    'an object was thrown: {"status":503}', 'a symbol was thrown'
+  ], 'each failure described, attempts counted')
+  const failures = lines.filter(line => line.subscription === 'odd' && line.level === 50)
+  t.same(failures.map(line => line.attempts), [1, 2, 3, 4, 5, 6, 7], 'each logged as a failed attempt of the handler')
+  t.notOk(lines.some(line => /could not reach the storage/.test(line.msg)), 'never taken for a storage failure')
+})
+
 t.test('app.close() waits for the handler in flight, checkpoints it, and the next start resumes after it', async t => {
   const storage = memoryStorage()
   const first = await registeredApp(t, storage)
