@@ -30,8 +30,23 @@ export class WebhookDeliveryError extends Error {
 }
 
 const TYPES: ReadonlyArray<OrderEvent['type']> = ['created', 'statusChanged']
-// The headers the signature is made of, and those fetch sets itself: a static header may not replace them.
-const OWN_HEADERS = ['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-length', 'host', 'transfer-encoding', 'connection']
+// The headers the signature is made of: a static header may not replace them.
+const SIGNED_HEADERS = ['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature']
+// The Fetch standard's forbidden request headers, which fetch sets itself or refuses (Node's refuses
+// keep-alive, upgrade, expect, connection, transfer-encoding and content-length at every request).
+const FETCH_HEADERS = new Set([
+  'accept-charset', 'accept-encoding', 'access-control-request-headers', 'access-control-request-method', 'connection',
+  'content-length', 'cookie', 'cookie2', 'date', 'dnt', 'expect', 'host', 'keep-alive', 'origin', 'referer',
+  'set-cookie', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'via'
+])
+const FETCH_HEADER_PREFIXES = ['proxy-', 'sec-']
+// The Fetch standard's bad ports: fetch refuses every request to them.
+const BAD_PORTS = new Set([
+  1, 7, 9, 11, 13, 15, 17, 19, 20, 21, 22, 23, 25, 37, 42, 43, 53, 69, 77, 79, 87, 95, 101, 102, 103, 104, 109, 110, 111,
+  113, 115, 117, 119, 123, 135, 137, 139, 143, 161, 179, 389, 427, 465, 512, 513, 514, 515, 526, 530, 531, 532, 540, 548,
+  554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566,
+  6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080
+])
 const OPTIONS = ['url', 'secret', 'timeout', 'types', 'headers']
 // A header value is one line of visible characters, spaces and tabs: a line break would make every request fail.
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/
@@ -61,6 +76,12 @@ function checkOptions (options: WebhookOptions) {
     throw invalid('url must be an absolute http or https URL')
   }
   if (target.protocol !== 'http:' && target.protocol !== 'https:') throw invalid(`url must be http or https, not ${target.protocol}`)
+  // Named by origin and path from here on: a query string often carries the receiver's token.
+  const endpoint = `${target.origin}${target.pathname}`
+  if (target.username !== '' || target.password !== '') {
+    throw invalid(`url must not hold a user or password (fetch refuses them); for ${endpoint}, send credentials in headers, e.g. { authorization: 'Basic …' }`)
+  }
+  if (target.port !== '' && BAD_PORTS.has(Number(target.port))) throw invalid(`url port ${target.port} is one fetch blocks (${endpoint}); use another port`)
   const secrets = typeof secret === 'string' ? [secret] : secret
   if (!Array.isArray(secrets) || secrets.length === 0) throw invalid('secret must be a secret or a non-empty array of them')
   const keys = secrets.map((one, index) => keyOf(one, typeof secret === 'string' ? 'secret' : `secret[${index}]`))
@@ -72,9 +93,13 @@ function checkOptions (options: WebhookOptions) {
     if (!TOKEN.test(name) || typeof value !== 'string' || !HEADER_VALUE.test(value)) {
       throw invalid(`header ${JSON.stringify(name)} must be a header name with a one-line string value`)
     }
-    if (OWN_HEADERS.includes(name.toLowerCase())) throw invalid(`header "${name}" is set by the webhook and cannot be replaced`)
+    const lower = name.toLowerCase()
+    if (SIGNED_HEADERS.includes(lower)) throw invalid(`header "${name}" is set by the webhook and cannot be replaced`)
+    if (FETCH_HEADERS.has(lower) || FETCH_HEADER_PREFIXES.some(prefix => lower.startsWith(prefix))) {
+      throw invalid(`header "${name}" is one fetch sets itself or refuses, so no delivery could send it`)
+    }
   }
-  return { url: target.href, keys, timeout, types: new Set(types), headers: { ...headers } }
+  return { url: target.href, endpoint, keys, timeout, types: new Set(types), headers: { ...headers } }
 }
 
 /**
@@ -85,10 +110,12 @@ function checkOptions (options: WebhookOptions) {
  * HMAC-SHA256 of "<id>.<timestamp>.<body>">`, one per secret). A 2xx answer delivers the event; any
  * other answer (a redirect included: it is not followed), a timeout or a network error throws, so
  * the subscription retries that event with its backoff and never moves past it. Bad options throw
- * ORDER_INVALID_OPTIONS here. Secrets appear in no message.
+ * ORDER_INVALID_OPTIONS here, and so does what fetch would refuse at every delivery (credentials in
+ * the URL, a port it blocks, a header it forbids or sets itself). Secrets appear in no message, and
+ * the endpoint is named by origin and path only: a query string often carries a token.
  */
 export function webhook (options: WebhookOptions): (event: OrderEvent) => Promise<void> {
-  const { url, keys, timeout, types, headers } = checkOptions(options)
+  const { url, endpoint, keys, timeout, types, headers } = checkOptions(options)
   return async function deliver (event: OrderEvent): Promise<void> {
     if (!types.has(event.type)) return
     const body = JSON.stringify({ type: `order.${event.type}`, timestamp: event.at, data: event })
@@ -106,10 +133,12 @@ export function webhook (options: WebhookOptions): (event: OrderEvent) => Promis
       })
     } catch (err) {
       const reason = (err as Error).name === 'TimeoutError' ? `no answer within ${timeout} ms` : 'the request failed'
-      throw new WebhookDeliveryError(`webhook: ${reason}`, undefined, err)
+      throw new WebhookDeliveryError(`webhook to ${endpoint}: ${reason}`, undefined, err)
     }
     // The body is not read, so the connection is freed at once.
     await response.body?.cancel()
-    if (response.status < 200 || response.status > 299) throw new WebhookDeliveryError(`webhook: the receiver answered HTTP ${response.status}`, response.status)
+    if (response.status < 200 || response.status > 299) {
+      throw new WebhookDeliveryError(`webhook to ${endpoint}: the receiver answered HTTP ${response.status}`, response.status)
+    }
   }
 }

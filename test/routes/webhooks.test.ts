@@ -97,16 +97,30 @@ t.test('a failed delivery is retried and the receiver never sees events out of o
   await app.ready()
   for (let i = 0; i < 3; i++) await app.orders.create(orderBody())
   await eventually('the refused event shows as failing', () => app.orders.subscriptions()[0]!.failing !== undefined)
-  t.same(app.orders.subscriptions()[0]!.failing, { eventId: deliveries[1]!.headers['webhook-id'], attempts: 1, error: 'webhook: the receiver answered HTTP 500' },
+  t.same(app.orders.subscriptions()[0]!.failing, { eventId: deliveries[1]!.headers['webhook-id'], attempts: 1, error: `webhook to ${url}: the receiver answered HTTP 500` },
     'the last failure and its HTTP status, for health checks')
   const { items: events } = await app.orders.listEvents()
   await eventually('every event is delivered', () => app.orders.subscriptions()[0]!.lastEventId === events[2]!.id)
   t.same(ids(deliveries), [events[0]!.id, events[1]!.id, events[1]!.id, events[1]!.id, events[2]!.id], 'the second event three times, then the third')
   const failures = lines.filter(line => line.eventId === events[1]!.id)
   // (The logger adds the message of an error's cause to its own.)
-  t.match(failures.map(line => line.err.message), [/^webhook: the receiver answered HTTP 500$/, /^webhook: no answer within 200 ms/])
+  t.match(failures.map(line => line.err.message), [`webhook to ${url}: the receiver answered HTTP 500`, `webhook to ${url}: no answer within 200 ms`])
   const everything = JSON.stringify(lines) + JSON.stringify(app.orders.subscriptions())
   t.notOk(everything.includes(secret.slice(6)), 'the secret is in no log line and no status')
+})
+
+t.test('logs and subscriptions() name the endpoint by origin and path, never its query', async t => {
+  const { url } = await receiver(t, (_delivery, response) => { response.statusCode = 503 })
+  const { lines, stream } = logLines()
+  const app = await buildApp(t, {}, { logger: { stream } })
+  app.orders.subscribe('erp', webhook({ url: `${url}?token=S3CRET&tenant=eu`, secret: secretOf() }), { from: 'start', maxBackoff: 50 })
+  await app.ready()
+  await app.orders.create(orderBody())
+  await eventually('two failed attempts are logged', () => lines.filter(line => line.subscription === 'erp').length >= 2)
+  t.equal(app.orders.subscriptions()[0]!.failing?.error, `webhook to ${url}: the receiver answered HTTP 503`)
+  const everything = JSON.stringify(lines) + JSON.stringify(app.orders.subscriptions())
+  t.notOk(everything.includes('S3CRET'), 'the token is in no log line and no status')
+  t.notOk(everything.includes('tenant=eu'), 'nor any part of the query')
 })
 
 t.test('a redirect is a failure, not followed; a network error too', async t => {
@@ -117,13 +131,18 @@ t.test('a redirect is a failure, not followed; a network error too', async t => 
   })
   const handler = webhook({ url: redirecting.url, secret: secretOf() })
   const event = (await (await buildApp(t)).orders.create(orderBody()), { id: 'evt-1', type: 'created' as const, at: new Date().toISOString(), order: {} as never })
-  await t.rejects(handler(event), { name: 'WebhookDeliveryError', status: 307, message: 'webhook: the receiver answered HTTP 307' })
+  await t.rejects(handler(event), { name: 'WebhookDeliveryError', status: 307, message: `webhook to ${redirecting.url}: the receiver answered HTTP 307` })
   t.equal(target.deliveries.length, 0, 'the redirect target is never called')
 
-  const closed = webhook({ url: 'http://127.0.0.1:1/hooks', secret: secretOf() })
+  // A port nothing listens on any more: the connection is refused.
+  const gone = createServer().listen(0, '127.0.0.1')
+  await once(gone, 'listening')
+  const { port } = gone.address() as AddressInfo
+  gone.close()
+  const closed = webhook({ url: `http://127.0.0.1:${port}/hooks`, secret: secretOf() })
   const failure = await closed(event).catch((err: unknown) => err)
   t.ok(failure instanceof WebhookDeliveryError)
-  t.same([(failure as WebhookDeliveryError).message, (failure as WebhookDeliveryError).status], ['webhook: the request failed', undefined])
+  t.same([(failure as WebhookDeliveryError).message, (failure as WebhookDeliveryError).status], [`webhook to http://127.0.0.1:${port}/hooks: the request failed`, undefined])
   t.ok((failure as Error).cause instanceof Error, 'the network error is its cause')
 })
 
@@ -161,7 +180,13 @@ t.test('bad options throw ORDER_INVALID_OPTIONS at the webhook() call, naming no
     ['an unknown option', { url, secret, retries: 3 }, /unknown option "retries"; the options are url, secret, timeout, types, headers/],
     ['a header that is not a string', { url, secret, headers: { 'x-n': 1 } }, /header "x-n" must be a header name with a one-line string value/],
     ['a header value with a line break', { url, secret, headers: { 'x-key': 'abc\r\nx-evil: 1' } }, /header "x-key" must be a header name with a one-line string value/],
-    ['a header fetch sets itself', { url, secret, headers: { 'Content-Length': '1' } }, /header "Content-Length" is set by the webhook/],
+    ['a header fetch sets itself', { url, secret, headers: { 'Content-Length': '1' } }, /header "Content-Length" is one fetch sets itself or refuses/],
+    // Node's fetch refuses these at every request: each would be a delivery that can never succeed.
+    ...['Expect', 'keep-alive', 'Upgrade', 'connection', 'transfer-encoding', 'TE', 'trailer', 'Proxy-Authorization', 'sec-fetch-mode', 'host']
+      .map((name): [string, unknown, RegExp] => [`the header ${name}`, { url, secret, headers: { [name]: 'v' } }, new RegExp(`header "${name}" is one fetch sets itself or refuses`)]),
+    ['a user and password in the url', { url: 'https://erp:S3CRET@erp.example/hooks', secret },
+      /^fastify-order: webhook: url must not hold a user or password \(fetch refuses them\); for https:\/\/erp.example\/hooks, send credentials in headers/],
+    ['a port fetch blocks', { url: 'http://erp.example:6000/hooks?token=S3CRET', secret }, /^fastify-order: webhook: url port 6000 is one fetch blocks \(http:\/\/erp.example:6000\/hooks\); use another port$/],
     ['a bad header name', { url, secret, headers: { 'x n': 'v' } }, /header "x n" must be a header name/],
     ['a header the signature is made of', { url, secret, headers: { 'Webhook-Signature': 'v1,forged' } }, /header "Webhook-Signature" is set by the webhook and cannot be replaced/]
   ]
@@ -170,5 +195,6 @@ t.test('bad options throw ORDER_INVALID_OPTIONS at the webhook() call, naming no
     t.equal(thrown?.code, 'ORDER_INVALID_OPTIONS', what)
     t.match(thrown?.message, message, what)
     t.notOk(thrown?.message.includes(secret.slice(6)), `${what}: no secret in the message`)
+    t.notOk(thrown?.message.includes('S3CRET'), `${what}: no password or token of the url in the message`)
   }
 })
