@@ -162,10 +162,11 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     try {
       return checkScope(decision, `authorize for ${operation}`)
     } catch (err) {
-      const { code, message, statusCode } = err as InstanceType<typeof codes.ORDER_INVALID_SCOPE>
+      const { code, message, statusCode, shape } = err as InstanceType<typeof codes.ORDER_INVALID_SCOPE> & { shape: string }
       if (!misconfigured.has(operation)) {
         misconfigured.add(operation)
-        request.log.error({ err }, 'every such request answers 500 until authorize is fixed')
+        // The route and the scope's shape (types and key names): hosts return user records as scopes by mistake.
+        request.log.error({ err, route: request.routeOptions.url, scopeShape: shape }, 'every such request answers 500 until authorize is fixed')
       }
       await reply.code(statusCode!).send({ statusCode, code, error: 'Internal Server Error', message })
       return refused

@@ -208,6 +208,32 @@ t.test('authorize giving something that is not a scope fails closed: 500 ORDER_I
   }
 })
 
+t.test('a user record returned as the scope is echoed nowhere: the body names the rule, the log the route and the shape', async t => {
+  // A common slip: the user record itself, with a numeric customer id, an email, a hash and a token.
+  const user = { customerId: 42, email: 'ada@example.com', passwordHash: '$2b$12$Q9xLKhO3hash', apiToken: 'tok_live_5f3a9c' }
+  const values = ['42', user.email, user.passwordHash, user.apiToken, 'ada', 'tok_live']
+  const { lines, stream } = logLines()
+  const app = await buildApp(t, { authorize: () => user as never }, { logger: { stream } })
+  for (const operation of operations) {
+    const body = { getOrderList: {}, createOrder: orderBody(), updateOrderStatus: { id: 'ord_1', status: 'paid' } }[operation]
+    const { status, body: answer } = await post(app, operation, body)
+    t.equal(status, 500)
+    t.same(answer, {
+      statusCode: 500,
+      code: 'ORDER_INVALID_SCOPE',
+      error: 'Internal Server Error',
+      message: `fastify-order: authorize for ${operation} gave a scope that breaks a rule: customerId must be a string of 1 to 128 characters`
+    })
+  }
+  await t.rejects(app.orders.list({}, { scope: user as never }), { message: 'fastify-order: the scope option of app.orders.list gave a scope that breaks a rule: customerId must be a string of 1 to 128 characters' })
+  const logged = lines.filter(line => line.err?.code === 'ORDER_INVALID_SCOPE')
+  t.same(logged.map(line => [line.route, line.scopeShape]), operations.map(operation =>
+    [`/order/${operation}`, '{ "customerId": number, "email": string, "passwordHash": string, "apiToken": string }']))
+  const everything = JSON.stringify(lines)
+  for (const value of values.slice(1)) t.notOk(everything.includes(value), `${value} is in no log line`)
+  t.notOk(/\b42\b/.test(JSON.stringify(logged)), 'not even the numeric id')
+})
+
 t.test('a scope that is a valid object keeps working: customerId absent, or 1 to 128 characters', async t => {
   for (const scope of [{}, { customerId: undefined }, { customerId: 'c'.repeat(128) }, { customerId: '😀'.repeat(128) }]) {
     const app = await buildApp(t, { authorize: () => scope })
