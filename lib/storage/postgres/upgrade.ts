@@ -4,12 +4,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { codes } from '../../errors.js'
 import { runnerOf, type PostgresClient, type Run } from './client.js'
 import { REPEAT, SCHEMA_VERSION, schemaSteps } from './layout/steps.js'
+import { checkRelations, invalidIndexes, rebuildInvalidIndexes, relationsOf } from './relations.js'
 import { tablesOf, type Tables } from './tables.js'
 
 /** How often an instance waiting for another's upgrade looks again. */
 const UPGRADE_POLL = 100
-
-const bare = (quoted: string) => quoted.slice(1, -1)
 
 /** The version of the layout in the database: 0 when there is none, 1 for release 0.1's (no version table). */
 async function versionOf (query: Run, { orders, schema }: Tables): Promise<number> {
@@ -64,7 +63,7 @@ async function upgradeLocked (client: PostgresClient, tables: Tables): Promise<v
     for (;;) {
       const version = await versionOf(query, tables)
       if (version > SCHEMA_VERSION) throw new codes.ORDER_SCHEMA_NEWER(version, SCHEMA_VERSION)
-      if (version === SCHEMA_VERSION) return
+      if (version === SCHEMA_VERSION && (await invalidIndexes(query, tables)).length === 0) return
       const [{ locked }] = await query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(${lock}) AS locked`, []) as [{ locked: boolean }]
       if (!locked) {
         await sleep(UPGRADE_POLL)
@@ -82,51 +81,15 @@ async function upgradeLocked (client: PostgresClient, tables: Tables): Promise<v
             let rows = await query(statement, [])
             while (statement.startsWith(REPEAT) && rows.length > 0) rows = await query(statement, [])
           }
+          // An index build cancelled before (IF NOT EXISTS then skips it) is built again before the step counts as done.
+          await rebuildInvalidIndexes(query, tables)
           if (step.version > 1) await query(`UPDATE ${tables.schema} SET version = $1::int`, [step.version])
         }
+        await rebuildInvalidIndexes(query, tables)
       } finally {
         await query(`SELECT pg_advisory_unlock(${lock})`, [])
       }
     }
-  })
-}
-
-/** Every relation the storage owns, as the layout this release writes has it: kind, and table for an index. */
-function relationsOf ({ orders, keys, events, subscriptions, schema, numbers, indexes }: Tables): Array<[string, 'r' | 'i' | 'S', string?]> {
-  return [
-    ...[orders, keys, events, subscriptions, schema].map((table): [string, 'r'] => [bare(table), 'r']),
-    [bare(numbers), 'S'],
-    ...[indexes.created, indexes.customer, indexes.status, indexes.customerStatus, indexes.number, indexes.reference, indexes.referenceCreated]
-      .map((index): [string, 'i', string] => [bare(index), 'i', bare(orders)]),
-    [bare(indexes.keysExpiry), 'i', bare(keys)],
-    [bare(indexes.feed), 'i', bare(events)]
-  ]
-}
-
-/**
- * Throws ORDER_INVALID_OPTIONS when a name the storage uses is taken by something else: another
- * storage's table or index (tables "x" and "x_customer" would share an index name), or a relation
- * of the host's.
- */
-async function checkRelations (query: Run, tables: Tables): Promise<void> {
-  const expected = relationsOf(tables)
-  const rows = await query<{ name: string, kind: string | null, table: string | null }>(`SELECT n.name, c.relkind::text AS kind, t.relname::text AS table
-    FROM unnest($1::text[]) WITH ORDINALITY AS n (name, place)
-    LEFT JOIN pg_class AS c ON c.oid = to_regclass(quote_ident(n.name))
-    LEFT JOIN pg_index AS i ON i.indexrelid = c.oid
-    LEFT JOIN pg_class AS t ON t.oid = i.indrelid
-    ORDER BY n.place`, [expected.map(([name]) => name)])
-  rows.forEach((row, i) => {
-    const [name, kind, table] = expected[i]!
-    if (row.kind === kind && (row.table ?? undefined) === table) return
-    if (row.kind === null) {
-      throw new codes.ORDER_INVALID_OPTIONS(`postgresStorage table "${tables.name}": "${name}" is missing while ${tables.schema} records the layout; ` +
-        `restore it, or drop every relation whose name starts with "${tables.name}_" (and "${tables.name}") to start afresh`)
-    }
-    const found = row.kind === 'i' ? `is an index on "${row.table}"` : `is a relation of kind "${row.kind}"`
-    const wanted = kind === 'r' ? 'a table' : kind === 'S' ? 'a sequence' : `an index on "${table}"`
-    throw new codes.ORDER_INVALID_OPTIONS(`postgresStorage table "${tables.name}": "${name}" ${found}, where the storage needs ${wanted}; ` +
-      'another storage or table uses its names, so choose another table option')
   })
 }
 
@@ -156,13 +119,14 @@ async function catchUpNumbers (query: Run, { orders, numbers }: Tables): Promise
 
 /**
  * Before the plugin serves: refuses a layout newer than this release's with ORDER_SCHEMA_NEWER,
- * before any write; upgrades an older one; checks every name; starts a new epoch after a move.
- * With the layout up to date it runs no DDL, so an app role that only reads and writes rows starts.
+ * before any write; upgrades an older one, and rebuilds an index an interrupted build left invalid;
+ * checks every name; starts a new epoch after a move. With the layout up to date and its indexes
+ * valid it runs no DDL, so an app role that only reads and writes rows starts.
  */
 export async function initSchema (client: PostgresClient, query: Run, tables: Tables): Promise<void> {
   const version = await versionOf(query, tables)
   if (version > SCHEMA_VERSION) throw new codes.ORDER_SCHEMA_NEWER(version, SCHEMA_VERSION)
-  if (version < SCHEMA_VERSION) await upgradeSchema(client, tables)
+  if (version < SCHEMA_VERSION || (await invalidIndexes(query, tables)).length > 0) await upgradeSchema(client, tables)
   await checkRelations(query, tables)
   await startEpochAfterMove(query, tables)
   await catchUpNumbers(query, tables)
