@@ -76,6 +76,19 @@ function strictValidators (schemas: OrderSchemas, customFields: CustomFieldSchem
 
 type OrderCalls = Pick<OrderService, 'create' | 'list' | 'updateStatus'>
 
+// The last call made on each host transaction's client, which the next one waits for.
+const turns = new WeakMap<object, Promise<unknown>>()
+
+/**
+ * Runs `call` once every call made before it on `client` has ended: calls made at once on one host
+ * transaction run one after the other, in the order made, and none sees another's half done.
+ */
+function inTurn<T> (client: object, call: () => Promise<T>): Promise<T> {
+  const current = (turns.get(client) ?? Promise.resolve()).then(call)
+  turns.set(client, current.catch(() => {}))
+  return current
+}
+
 /** The calls over `rules`, checking input like the routes do, copying what is stored and freezing what is handed out. */
 function callsOf (rules: OrderRules, validatorOf: (schema: object) => Validate, schemas: OrderSchemas, fields: CustomFieldRules, freeze: Freezer): OrderCalls {
   const validateCreate = validatorOf(schemas.CreateOrderBody)
@@ -160,7 +173,12 @@ export function createOrderService (config: OrderServiceConfig) {
         throw new codes.ORDER_INVALID_OPTIONS('app.orders.withTransaction needs a storage that can join the host\'s transaction: postgresStorage can, memoryStorage cannot; with this storage, call app.orders.create, list and updateStatus directly')
       }
       const joined = storage.joinTransaction(client)
-      return calls(rulesOf(joined, event => { afterCommit(joined, event) }))
+      const { create, list, updateStatus } = calls(rulesOf(joined, event => { afterCommit(joined, event) }))
+      return {
+        create: (input, options) => inTurn(client, () => create(input, options)),
+        list: (query, options) => inTurn(client, () => list(query, options)),
+        updateStatus: (input, options) => inTurn(client, () => updateStatus(input, options))
+      }
     },
     on (event, listener) {
       listeners.on(event, listener)

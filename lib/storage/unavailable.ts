@@ -12,6 +12,8 @@ export function unavailableOnFailure<T extends object, K extends Methods<T>> (st
       try {
         return await call(...args)
       } catch (err) {
+        // A transaction the database aborted for losing a race is the caller's conflict, not an outage.
+        if (err instanceof codes.ORDER_VERSION_CONFLICT) throw err
         throw new codes.ORDER_STORAGE_UNAVAILABLE({ cause: err })
       }
     }) as T[K]

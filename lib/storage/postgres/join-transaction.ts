@@ -13,52 +13,88 @@ import type { Tables } from './tables.js'
 const FIRST_LOOK = 5
 const LONGEST_LOOK = 500
 
-/** What PostgreSQL says of a transaction (`in progress`, `committed`, `aborted`, or null once forgotten), and whether the event is there. */
-interface Outcome {
-  status: string | null
-  stored: boolean
+// SQLSTATEs of a transaction PostgreSQL aborted because it lost a race: a serialization failure
+// (REPEATABLE READ, SERIALIZABLE) and a deadlock. The host retries the transaction as a whole.
+const LOST_RACE = new Set(['40001', '40P01'])
+
+/** The events a transaction wrote through joined storages, and, once asked, the look at how it ended. */
+interface Transaction {
+  events: Set<string>
+  committed?: Promise<Set<string>>
 }
 
-/** The name of the savepoint a create with a reference runs under, so a taken reference leaves the host's transaction usable. */
-const SAVEPOINT = 'fastify_order_create'
-
 /**
- * Orders whose statements run on `client`, inside the host's transaction. `query` is the storage's
- * own client: it learns when that transaction has ended from `pg_xact_status` of the transaction id
- * each write reports, and whether the event is there, which a rollback to a savepoint would undo.
+ * What the storage knows of the host's transactions it wrote in: each one's outcome is looked up
+ * once, however many changes it made, on the storage's own client (`query`): `pg_xact_status` of the
+ * transaction id each write reports until it has ended, then which of its events are there (a
+ * rollback to a savepoint of the host's may have undone some).
  */
-export function joinTransaction (tables: Tables, query: Run, client: unknown): JoinedStorage {
-  if (typeof (client as PostgresClient | null)?.query !== 'function') {
-    throw new codes.ORDER_INVALID_OPTIONS('withTransaction needs the client the transaction runs on: a pg.Client (from pool.connect()) or a PGlite transaction, with query(text, params)')
+export function transactionOutcomes ({ events }: Tables, query: Run) {
+  const byTx = new Map<string, Transaction>()
+  const txOf = new Map<string, string>()
+  const status = 'SELECT pg_xact_status($1::xid8) AS status'
+  const stored = `SELECT id::text FROM ${events} WHERE id = ANY($1::uuid[])`
+
+  async function outcomeOf (tx: string, transaction: Transaction, signal: AbortSignal): Promise<Set<string>> {
+    let ended: string | null = 'in progress'
+    for (let wait = FIRST_LOOK; ended === 'in progress'; wait = Math.min(wait * 2, LONGEST_LOOK)) {
+      await sleep(wait, undefined, { signal })
+      ended = (await query<{ status: string | null }>(status, [tx]))[0]!.status
+    }
+    byTx.delete(tx)
+    for (const eventId of transaction.events) txOf.delete(eventId)
+    if (ended === 'aborted') return new Set()
+    return new Set((await query<{ id: string }>(stored, [[...transaction.events]])).map(row => row.id))
   }
-  const { query: run } = runnerOf(client as PostgresClient, false)
-  const transactions = new Map<string, string>()
-  const onWritten = (eventId: string, tx: string) => { transactions.set(eventId, tx) }
-  const create = createOrder(tables, run, onWritten)
-  const look = `SELECT pg_xact_status($1::xid8) AS status, EXISTS (SELECT 1 FROM ${tables.events} WHERE id = $2::uuid) AS stored`
 
   return {
-    async create (order, event, claim) {
-      if (order.reference === undefined) return create(order, event, claim)
-      // A taken reference is a failed statement, which would abort the whole transaction.
-      await run(`SAVEPOINT ${SAVEPOINT}`, [])
-      const result = await create(order, event, claim)
-      await run(result.created === false && 'referenceTaken' in result ? `ROLLBACK TO SAVEPOINT ${SAVEPOINT}` : `RELEASE SAVEPOINT ${SAVEPOINT}`, [])
-      return result
+    /** A change stored the event `eventId` in the transaction `tx`. */
+    written (eventId: string, tx: string): void {
+      let transaction = byTx.get(tx)
+      if (transaction === undefined) byTx.set(tx, transaction = { events: new Set() })
+      transaction.events.add(eventId)
+      txOf.set(eventId, tx)
     },
+    /** Whether the transaction that stored `eventId` committed with it, once it has ended. */
+    async settled (eventId: string, signal: AbortSignal): Promise<boolean> {
+      const tx = txOf.get(eventId)!
+      const transaction = byTx.get(tx)!
+      transaction.committed ??= outcomeOf(tx, transaction, signal)
+      return (await transaction.committed).has(eventId)
+    }
+  }
+}
+
+export type TransactionOutcomes = ReturnType<typeof transactionOutcomes>
+
+/**
+ * Orders whose statements run on `client`, inside the host's transaction; `outcomes` learns how each
+ * transaction ended. A pool is refused: its statements would each run, and commit, on any connection.
+ */
+export function joinTransaction (tables: Tables, outcomes: TransactionOutcomes, client: unknown): JoinedStorage {
+  const given = client as (PostgresClient & { totalCount?: unknown, connect?: unknown }) | null
+  if (typeof given?.query !== 'function') {
+    throw new codes.ORDER_INVALID_OPTIONS('withTransaction needs the client the transaction runs on: a pg.Client (from pool.connect()) or a PGlite transaction, with query(text, params)')
+  }
+  if (typeof given.connect === 'function' && typeof given.totalCount === 'number') {
+    throw new codes.ORDER_INVALID_OPTIONS('withTransaction needs the client of a transaction, not a pool: take one with pool.connect(), run BEGIN on it, pass it here, then COMMIT and release it')
+  }
+  const { query: run } = runnerOf(given, false)
+  const replace = replaceOrder(tables, run, outcomes.written)
+
+  return {
+    create: createOrder(tables, run, outcomes.written, true),
     get: getOrder(tables, run),
     list: listOrders(tables, run),
-    replace: replaceOrder(tables, run, onWritten),
-    async settled (eventId, signal) {
-      const tx = transactions.get(eventId)!
-      transactions.delete(eventId)
-      let outcome: Outcome = { status: 'in progress', stored: false }
-      for (let wait = FIRST_LOOK; outcome.status === 'in progress'; wait = Math.min(wait * 2, LONGEST_LOOK)) {
-        await sleep(wait, undefined, { signal })
-        const [row] = await query<Outcome>(look, [tx, eventId])
-        outcome = row!
+    async replace (order, expectedVersion, event) {
+      try {
+        return await replace(order, expectedVersion, event)
+      } catch (err) {
+        // PostgreSQL aborted the host's transaction: no retry inside it can succeed.
+        if (LOST_RACE.has((err as { code?: string }).code!)) throw new codes.ORDER_VERSION_CONFLICT(order.id, expectedVersion)
+        throw err
       }
-      return outcome.status !== 'aborted' && outcome.stored
-    }
+    },
+    settled: outcomes.settled
   }
 }

@@ -3,7 +3,7 @@ import { codes } from '../../errors.js'
 import { optionChecker } from '../../option-checks.js'
 import type { OrderStorage } from '../order-storage.js'
 import { runnerOf, type PostgresClient } from './client.js'
-import { joinTransaction } from './join-transaction.js'
+import { joinTransaction, transactionOutcomes } from './join-transaction.js'
 import { checkpoint } from './sql/checkpoint.js'
 import { createOrder } from './sql/create-order.js'
 import { getOrder } from './sql/get-order.js'
@@ -57,6 +57,7 @@ export function postgresStorage (options: PostgresStorageOptions): Required<Orde
   const prepare = check.oneOf(record, 'prepare', [true, false], false)
   const tables = tablesOf(table)
   const { query, run } = runnerOf(client, prepare)
+  const outcomes = transactionOutcomes(tables, query)
   return {
     init: () => initSchema(client, query, tables),
     create: createOrder(tables, run),
@@ -70,7 +71,7 @@ export function postgresStorage (options: PostgresStorageOptions): Required<Orde
     readSubscription: readSubscription(tables, run),
     checkpoint: checkpoint(tables, run),
     release: release(tables, run),
-    joinTransaction: client => joinTransaction(tables, query, client)
+    joinTransaction: client => joinTransaction(tables, outcomes, client)
   }
 }
 

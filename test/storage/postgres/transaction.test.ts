@@ -226,4 +226,104 @@ t.test('withTransaction is refused where no transaction can be joined', async t 
   t.teardown(() => postgres.close())
   await postgres.register(orderPlugin, { storage: postgresStorage({ client: db.client, table }) })
   t.throws(() => postgres.orders.withTransaction({} as TransactionClient), { code: 'ORDER_INVALID_OPTIONS', message: /query\(text, params\)/ })
+  // A pool is not a transaction: each statement would run, and commit, on whichever connection is free.
+  const pool = new pg.Pool({ connectionString: 'postgres://nobody@127.0.0.1:9/none' })
+  t.teardown(() => pool.end())
+  t.throws(() => postgres.orders.withTransaction(pool), { code: 'ORDER_INVALID_OPTIONS', message: /not a pool: take one with pool.connect\(\), run BEGIN on it/ })
+})
+
+t.test('calls made at once on one transaction never undo each other, nor the host\'s own statements beside them', async t => {
+  const pool = hostPool(t, 2)
+  const { app } = await shop(t, 3)
+  const taken = await app.orders.create(orderBody({ customerId: 'cus_1', reference: 'cart_1' }))
+  const audit = `${db.freshTable()}_audit`
+  await db.client.query(`CREATE TABLE "${audit}" (note text)`, [])
+  t.teardown(() => db.client.query(`DROP TABLE IF EXISTS "${audit}"`, []))
+  const [refused, second, inserted] = await inTransaction(pool, async client => {
+    const orders = app.orders.withTransaction(client)
+    const settled = await Promise.allSettled([
+      orders.create(orderBody({ customerId: 'cus_1', reference: 'cart_1' })),
+      orders.create(orderBody({ customerId: 'cus_2' })),
+      client.query(`INSERT INTO "${audit}" VALUES ('checkout')`, []),
+      orders.create(orderBody({ customerId: 'cus_1', reference: 'cart_1', currency: 'USD' }))
+    ])
+    return { value: settled, commit: true }
+  })
+  t.match(refused, { status: 'rejected', reason: { code: 'ORDER_REFERENCE_TAKEN' } })
+  t.equal(second.status, 'fulfilled')
+  t.equal(inserted.status, 'fulfilled')
+  const stored = (await app.orders.list({ order: 'asc' })).items.map(({ id }) => id)
+  t.same(stored, [taken.id, (second as PromiseFulfilledResult<Order>).value.id], 'the sibling\'s order exists after COMMIT')
+  t.same((await db.client.query(`SELECT note FROM "${audit}"`, [])).rows, [{ note: 'checkout' }], 'and the host\'s own insert')
+})
+
+t.test('a taken reference inside the transaction stores nothing, not even its idempotency claim', async t => {
+  const pool = hostPool(t, 2)
+  const { app } = await shop(t, 3)
+  await app.orders.create(orderBody({ customerId: 'cus_1', reference: 'cart_1' }))
+  await inTransaction(pool, async client => {
+    await t.rejects(app.orders.withTransaction(client).create(orderBody({ customerId: 'cus_1', reference: 'cart_1' }), { idempotencyKey: 'retry-1' }), { code: 'ORDER_REFERENCE_TAKEN' })
+    return { value: undefined, commit: true }
+  })
+  const fresh = await app.orders.create(orderBody({ customerId: 'cus_1', reference: 'cart_2' }), { idempotencyKey: 'retry-1' })
+  t.equal(fresh.reference, 'cart_2', 'the key was never claimed')
+})
+
+t.test('under REPEATABLE READ, a move that loses a race is 409 ORDER_VERSION_CONFLICT, never 503', async t => {
+  const { app } = await shop(t, 3)
+  const order = await app.orders.create(orderBody())
+  if (!db.server) {
+    // PGlite runs one connection, so no race is lost there: its transaction answers as PostgreSQL does when one is.
+    await (db.client as PGlite).transaction(async (tx: Transaction) => {
+      const losing = {
+        query: async (text: string, params: unknown[]) => {
+          if (text.startsWith('WITH updated AS (')) throw Object.assign(new Error('could not serialize access due to concurrent update'), { code: '40001' })
+          return tx.query(text, params)
+        }
+      }
+      await t.rejects(app.orders.withTransaction(losing).updateStatus({ id: order.id, status: 'cancelled' }), { code: 'ORDER_VERSION_CONFLICT', statusCode: 409 })
+      await tx.rollback()
+    })
+    return
+  }
+  const client = await hostPool(t, 2)!.connect()
+  t.teardown(() => client.release())
+  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
+  const orders = app.orders.withTransaction(client)
+  t.equal((await orders.list({ filter: { ids: [order.id] } })).items[0]!.status, 'pending', 'the snapshot is taken')
+  await app.orders.updateStatus({ id: order.id, status: 'paid' })
+  await t.rejects(orders.updateStatus({ id: order.id, status: 'cancelled' }), { code: 'ORDER_VERSION_CONFLICT', statusCode: 409 })
+  await client.query('ROLLBACK')
+  t.equal((await app.orders.list({ filter: { ids: [order.id] } })).items[0]!.statusHistory.length, 2, 'paid, and nothing else')
+})
+
+t.test('the outcome of a transaction is looked up once, however many changes it made, and not after close', async t => {
+  const table = db.freshTable()
+  const looks: string[] = []
+  const counting = {
+    query: async (text: string, params: unknown[]) => {
+      if (text.includes('pg_xact_status')) looks.push(text)
+      return db.client.query(text, params)
+    }
+  }
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(orderPlugin, { storage: postgresStorage({ client: counting, table }) })
+  const created: string[] = []
+  app.orders.on('created', order => { created.push(order.id) })
+  const pool = hostPool(t, 2)
+  await inTransaction(pool, async client => {
+    for (let i = 0; i < 5; i++) await app.orders.withTransaction(client).create(orderBody())
+    return { value: undefined, commit: true }
+  })
+  await eventually('the listeners of the five orders run', () => created.length === 5)
+  t.equal(looks.length, 1, 'one look at the transaction\'s status for five changes')
+  looks.length = 0
+  const open = await db.openTransaction(async client => { await app.orders.withTransaction(client).create(orderBody()) })
+  await sleep(30)
+  await app.close()
+  const after = looks.length
+  await sleep(100)
+  t.equal(looks.length, after, 'no look after close')
+  await open.commit()
 })

@@ -34,17 +34,23 @@ function isReferenceTaken (err: unknown, { indexes }: Tables): boolean {
   return code === '23505' && constraint === indexes.reference.slice(1, -1)
 }
 
-export function createOrder (tables: Tables, run: Run, onWritten?: OnWritten): OrdersCapability['create'] {
+/**
+ * createOrder's statement. In the host's transaction (`inTransaction`), a taken reference must not be
+ * an error, which would abort that transaction, nor a savepoint's rollback, which would undo what the
+ * host sent meanwhile on its connection: the order's insert does nothing instead, and the create
+ * removes the claim it made in the same transaction.
+ */
+export function createOrder (tables: Tables, run: Run, onWritten?: OnWritten, inTransaction = false): OrdersCapability['create'] {
   const { orders, keys, events, numbers } = tables
   // The new order from `source` (a CTE of one row with the claim, or none), numbered by the sequence,
   // and its created event: in one statement, so both commit or neither does, and the number is drawn
   // only when the order is inserted. Returns the number and the writing transaction.
-  const insertNumbered = (source: string) => `numbered AS (
+  const insertNumbered = (source: string, onConflict: string) => `numbered AS (
       SELECT nextval('${numbers}') AS number FROM ${source}
     ), inserted AS (
       INSERT INTO ${orders} (id, customer_id, status, created_at, version, reference, number, document)
       SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::text, number, ('{"number":' || number || $7::text)::json FROM numbered
-      RETURNING id, number
+      ${onConflict} RETURNING id, number
     ), event AS (
       INSERT INTO ${events} (id, aggregatetype, aggregateid, type, payload, at)
       SELECT $8::uuid, 'order', id, 'created', ($9::text || '{"number":' || number || $7::text || $10::text)::json, $4::text FROM inserted
@@ -61,16 +67,20 @@ export function createOrder (tables: Tables, run: Run, onWritten?: OnWritten): O
   // One statement claims the key (new, or expired and taken over), inserts the order only if the claim
   // was made, and otherwise reads the live claim. A claim committed by another instance while this
   // statement waited is not in its snapshot: that shows as a null document.
-  const claimAndInsert = `WITH claim AS (
+  const claimAndInsert = (onConflict: string) => `WITH claim AS (
       INSERT INTO ${keys} (key, fingerprint, order_id, expires_at) VALUES ($11::text, $12::text::json, $1::text, $13::text)
       ON CONFLICT (key) DO UPDATE
         SET fingerprint = EXCLUDED.fingerprint, order_id = EXCLUDED.order_id, expires_at = EXCLUDED.expires_at
         WHERE ${keys}.expires_at <= $4::text
       RETURNING order_id
-    ), ${insertNumbered('claim')}
-    SELECT ${written}, ${liveClaim('$11', '$4')}`
+    ), ${insertNumbered('claim', onConflict)}
+    SELECT ${written}, EXISTS (SELECT 1 FROM claim) AS claimed, ${liveClaim('$11', '$4')}`
   const readClaim = `SELECT ${liveClaim('$1', '$2')}`
-  const insert = `WITH ${insertNumbered('(SELECT 1) AS one')} SELECT ${written}`
+  const insert = (onConflict: string) => `WITH ${insertNumbered('(SELECT 1) AS one', onConflict)} SELECT ${written}`
+  // With a reference, in the host's transaction: a taken one inserts nothing, without an error.
+  const tolerant = inTransaction ? 'ON CONFLICT DO NOTHING' : ''
+  const statements = { insert: insert(''), claimAndInsert: claimAndInsert(''), tolerantInsert: insert(tolerant), tolerantClaimAndInsert: claimAndInsert(tolerant) }
+  const unclaim = `DELETE FROM ${keys} WHERE key = $1::text AND order_id = $2::text`
 
   /** The created order with the number the statement drew, reported to `onWritten`. */
   function numbered (order: NewOrder, event: NewOrderCreatedEvent, row: { number: string, tx: string }): CreateResult {
@@ -80,15 +90,21 @@ export function createOrder (tables: Tables, run: Run, onWritten?: OnWritten): O
 
   async function insertWith (order: NewOrder, event: NewOrderCreatedEvent, claim?: IdempotencyClaim): Promise<CreateResult> {
     const params = newOrderParams(order, event)
+    const tolerate = inTransaction && order.reference !== undefined
     if (claim === undefined) {
-      const [row] = await run<{ number: string, tx: string }>(insert, params)
-      return numbered(order, event, row!)
+      const [row] = await run<{ number: string | null, tx: string }>(tolerate ? statements.tolerantInsert : statements.insert, params)
+      return row!.number === null ? { created: false, referenceTaken: true } : numbered(order, event, row as { number: string, tx: string })
     }
     const key = columnText(claim.key)
-    const [outcome] = await run<ClaimRow & { number: string | null, tx: string }>(claimAndInsert, [
+    const [outcome] = await run<ClaimRow & { number: string | null, tx: string, claimed: boolean }>(tolerate ? statements.tolerantClaimAndInsert : statements.claimAndInsert, [
       ...params, key, JSON.stringify(claim.fingerprint), claim.expiresAt
     ])
     if (outcome!.number !== null) return numbered(order, event, outcome as { number: string, tx: string })
+    if (outcome!.claimed) {
+      // The claim was made but the reference is taken: nothing of this create may stay.
+      await run(unclaim, [key, columnText(order.id)])
+      return { created: false, referenceTaken: true }
+    }
     // A fresh statement sees what a concurrent claim committed while the first one waited on it.
     const [live] = outcome!.document === null ? await run<ClaimRow>(readClaim, [key, order.createdAt]) : [outcome!]
     if (live!.document === null) return { created: false, inProgress: true }
