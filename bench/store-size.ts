@@ -132,6 +132,24 @@ async function pageCosts (): Promise<void> {
   printTable(['filter', 'order', `µs at ${formatCount(small)}`, `µs at ${formatCount(large)}`, 'ratio'], rows)
 }
 
+/** A page of one reference that many customers share (a reference is unique per customer only), at 10,000 and 50,000 of them. */
+async function referencePageCosts (): Promise<void> {
+  const storage = memoryStorage()
+  const app = await appWith(storage)
+  const sizes = flags.quick ? [2_000, 10_000] : [10_000, 50_000]
+  const costs: number[] = []
+  let stored = 0
+  for (const size of sizes) {
+    for (; stored < size; stored++) await store(storage, { ...orderAt(stored), customerId: `cus_ref_${stored}`, reference: 'cart_shared' })
+    const query = { limit: 20, filter: { reference: 'cart_shared' } }
+    if ((await app.orders.list(query)).items.length !== 20) throw new Error(`expected a full page at ${size} customers`)
+    costs.push(await pageCost(() => app.orders.list(query)))
+  }
+  await app.close()
+  console.log(`Page of one reference shared by ${formatCount(sizes[0]!)} and ${formatCount(sizes[1]!)} customers (limit 20, memory storage): ` +
+    `${costs[0]!.toFixed(1)} µs and ${costs[1]!.toFixed(1)} µs, ratio ${(costs[1]! / costs[0]!).toFixed(2)}`)
+}
+
 const heapCount = large
 const [withEvent, ordersAlone, threeChanges] = [await heapPerOrder(heapCount), await heapPerOrder(heapCount, 1, 1), await heapPerOrder(heapCount, 3)]
 console.log(`Heap per stored order on memory storage (${formatCount(heapCount)} orders of 2 items with metadata, created through app.orders): ${formatCount(withEvent)} bytes with its created event`)
@@ -139,3 +157,5 @@ console.log(`  ${formatCount(ordersAlone)} bytes with its event purged (eventRet
 console.log(`  ${formatCount(threeChanges)} bytes after two status moves: ${formatCount((threeChanges - withEvent) / 2)} bytes per statusChanged event, with the order version it keeps`)
 console.log()
 await pageCosts()
+console.log()
+await referencePageCosts()
