@@ -33,10 +33,13 @@ function lane (order: string, filter: PageFilter, createdAt: string, id: string,
   hash = mixList(hash, filter.ids, prime)
   hash = mixText(hash, filter.createdFrom, prime)
   hash = mixText(hash, filter.createdTo, prime)
-  // Mixed only when given, so a cursor of a query without them keeps its check.
-  for (const key of Object.keys(filter).sort()) {
+  // Mixed only when given, by name in name order, so a cursor of a query without them keeps its check.
+  const later: string[] = []
+  for (const key in filter) if (!FIRST_FILTERS.has(key) && (filter as Record<string, unknown>)[key] !== undefined) later.push(key)
+  if (later.length > 1) later.sort()
+  for (const key of later) {
     const value = (filter as Record<string, unknown>)[key]
-    if (!FIRST_FILTERS.has(key) && value !== undefined) hash = mixText(hash, `${key}:${typeof value === 'string' ? value : JSON.stringify(value)}`, prime)
+    hash = mixText(hash, `${key}:${typeof value === 'string' ? value : JSON.stringify(value)}`, prime)
   }
   hash = mixText(hash, createdAt, prime)
   hash = mixText(hash, id, prime)

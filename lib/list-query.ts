@@ -29,12 +29,16 @@ export interface PageQuery {
 
 /** Reads a query that passed the schema; throws ORDER_INVALID_CURSOR for a cursor of another query. */
 export function readListQuery (query: ListOrdersQuery, defaultLimit: number): PageQuery {
-  const { filter: { status, ids, createdFrom, createdTo, ...equal } = {}, order = 'desc', limit = defaultLimit, cursor } = query
+  const { order = 'desc', limit = defaultLimit, cursor } = query
   const filter: PageFilter = {}
-  for (const [key, value] of Object.entries(equal)) if (value !== undefined) (filter as Record<string, unknown>)[key] = value
-  if (status !== undefined) filter.statuses = typeof status === 'string' ? [status] : [...status].sort()
-  if (ids !== undefined) filter.ids = [...new Set(ids)].sort()
-  if (createdFrom !== undefined) filter.createdFrom = toTimestamp(createdFrom, 'createdFrom')
-  if (createdTo !== undefined) filter.createdTo = toTimestamp(createdTo, 'createdTo')
+  const given = query.filter as Record<string, unknown> | undefined
+  for (const key in given) {
+    const value = given[key]
+    if (value === undefined) continue
+    if (key === 'status') filter.statuses = typeof value === 'string' ? [value] : [...value as string[]].sort()
+    else if (key === 'ids') filter.ids = [...new Set(value as string[])].sort()
+    else if (key === 'createdFrom' || key === 'createdTo') filter[key] = toTimestamp(value as string, key)
+    else (filter as Record<string, unknown>)[key] = value
+  }
   return { filter, order, after: cursor === undefined ? undefined : decodeCursor(cursor, order, filter), limit }
 }

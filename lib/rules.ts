@@ -9,7 +9,7 @@ import { page } from './limits.js'
 import { readListQuery } from './list-query.js'
 import type { CreateOrderInput, ListOrdersQuery, NewOrder, Order, OrderItem, OrderPage, UpdateOrderStatusInput } from './schemas.js'
 import type { OrderScope } from './scope.js'
-import type { OrdersCapability } from './storage/order-storage.js'
+import type { OrdersCapability, StorageListQuery } from './storage/order-storage.js'
 import type { CompiledWorkflow } from './workflow.js'
 
 export interface OrderCallOptions {
@@ -111,13 +111,13 @@ export function orderRules ({ storage, workflow, fields, maxPageSize, idempotenc
 
   async function list (query: ListOrdersQuery, { scope }: OrderCallOptions = {}): Promise<OrderPage> {
     const { filter, order, after, limit } = readListQuery(query, defaultLimit)
-    const scoped = { ...filter }
+    // One order more than the page, to know whether another page follows.
+    const page: StorageListQuery = Object.assign({ order, after, limit: limit + 1 }, filter)
     if (scope?.customerId !== undefined) {
       if (filter.customerId !== undefined && filter.customerId !== scope.customerId) return { items: [], nextCursor: null }
-      scoped.customerId = scope.customerId
+      page.customerId = scope.customerId
     }
-    // One order more than the page, to know whether another page follows.
-    const items = await storage.list({ ...scoped, order, after, limit: limit + 1 })
+    const items = await storage.list(page)
     if (items.length <= limit) return { items, nextCursor: null }
     items.length = limit
     return { items, nextCursor: encodeCursor(items[limit - 1]!, order, filter) }

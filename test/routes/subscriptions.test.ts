@@ -91,7 +91,9 @@ t.test('a failing handler is logged with the event id and retried with backoff; 
 })
 
 t.test('a handler that throws something that is not an Error fails like any other: backoff, a readable failing entry', async t => {
-  const thrown: unknown[] = ['erp said no', null, undefined, 42, Object.create(null), { status: 503 }, Symbol('odd')]
+  const circular: Record<string, unknown> = {}
+  circular.self = circular
+  const thrown: unknown[] = ['erp said no', null, undefined, 42, Object.create(null), { status: 503 }, Symbol('odd'), 10n, circular]
   const { lines, stream } = logLines()
   const app = await registeredApp(t, memoryStorage(), { stream })
   const errors: string[] = []
@@ -105,10 +107,10 @@ t.test('a handler that throws something that is not an Error fails like any othe
   await eventually('the event is handled after every odd failure', () => app.orders.subscriptions()[0]!.lastEventId !== null)
   t.same(errors.slice(1), [
     'erp said no', 'null was thrown', 'undefined was thrown', 'a number was thrown: 42', 'an object was thrown: {}',
-    'an object was thrown: {"status":503}', 'a symbol was thrown'
+    'an object was thrown: {"status":503}', 'a symbol was thrown', 'a bigint was thrown', 'an object was thrown'
   ], 'each failure described, attempts counted')
   const failures = lines.filter(line => line.subscription === 'odd' && line.level === 50)
-  t.same(failures.map(line => line.attempts), [1, 2, 3, 4, 5, 6, 7], 'each logged as a failed attempt of the handler')
+  t.same(failures.map(line => line.attempts), [1, 2, 3, 4, 5, 6, 7, 8, 9], 'each logged as a failed attempt of the handler')
   t.notOk(lines.some(line => /could not reach the storage/.test(line.msg)), 'never taken for a storage failure')
 })
 

@@ -1,30 +1,35 @@
 // Orders in memory: by id, number and reference, sorted indexes for every page, and their idempotency claims; each change appends its event.
 import type { OrderEvent } from '../../events.js'
-import type { Order, PageFilter } from '../../schemas.js'
+import type { Order } from '../../schemas.js'
 import type { OrdersCapability, StorageListQuery } from '../order-storage.js'
 import { memoryClaims } from './claims.js'
 import { insert, mergePage, precedes, remove, swap } from './sorted.js'
 
 /**
- * The equality filters the sorted indexes answer: each index keeps one run per value of these
- * fields and a status, so a page walks exactly the orders it lists, one run per status of the filter,
- * merged. A page's equality filters pick the index with exactly those fields.
+ * The equality filters the sorted indexes answer: each index keeps one run per value of these fields
+ * and a status, so a page walks exactly the orders it lists, one run per status of the filter, merged.
+ * A page's equality filters pick the index with exactly those fields. A run's key joins the status
+ * and the values with NULs: only the last field may hold a NUL (a customer id), so keys never collide.
  */
 const INDEXED: ReadonlyArray<readonly EqualityFilter[]> = [[], ['customerId']]
 
 type EqualityFilter = 'customerId'
 
-/** Filters read through their own index or checked on the few orders a lookup names, not through INDEXED. */
-const LOOKUPS = new Set(['statuses', 'ids', 'number', 'reference', 'createdFrom', 'createdTo'])
+const EQUALITY = [...new Set(INDEXED.flat())]
 
-/** The orders a page could hold, by the filters that are not walked: ranges and lookups are the walk's. */
-function matches (order: Order, filter: PageFilter): boolean {
-  const { statuses, ids, createdFrom, createdTo, ...equal } = filter
-  return (statuses === undefined || statuses.includes(order.status)) &&
-    (ids === undefined || ids.includes(order.id)) &&
-    (createdFrom === undefined || order.createdAt >= createdFrom) &&
-    (createdTo === undefined || order.createdAt < createdTo) &&
-    Object.entries(equal).every(([key, value]) => value === undefined || order[key as keyof Order] === value)
+// What a list query holds besides its equality filters: walked or looked up, never compared as equal.
+const NOT_EQUALITY = new Set(['order', 'after', 'limit', 'statuses', 'ids', 'createdFrom', 'createdTo'])
+
+/** Whether `order` passes every filter of `query` but the cursor, which the walk applies. */
+function matches (order: Order, query: StorageListQuery): boolean {
+  const { statuses, ids, createdFrom, createdTo } = query
+  if ((statuses !== undefined && !statuses.includes(order.status)) || (ids !== undefined && !ids.includes(order.id)) ||
+    (createdFrom !== undefined && order.createdAt < createdFrom) || (createdTo !== undefined && order.createdAt >= createdTo)) return false
+  for (const key in query) {
+    const value = query[key as keyof StorageListQuery]
+    if (value !== undefined && !NOT_EQUALITY.has(key) && order[key as keyof Order] !== value) return false
+  }
+  return true
 }
 
 // An id of another type is refused, never coerced into one that names another customer's orders.
@@ -32,16 +37,24 @@ function stringId (id: unknown): void {
   if (typeof id !== 'string') throw new TypeError(`fastify-order: expected a string id, got ${typeof id}`)
 }
 
-/** The key of an index run: JSON of the index's field values and the status, so no two runs share one. */
-const runKey = (order: Pick<Order, EqualityFilter | 'status'>, fields: readonly EqualityFilter[]) =>
-  JSON.stringify([...fields.map(field => order[field]), order.status])
+/** The key of an index run: the status, then the index's field values, joined by NULs. */
+function runKey (status: string, fields: readonly EqualityFilter[], values: Partial<Record<EqualityFilter, unknown>>): string {
+  let key = status
+  for (const field of fields) key += `\u0000${values[field] as string}`
+  return key
+}
+
+/** The index whose fields are exactly the equality filters `query` gives. */
+function indexOf (query: StorageListQuery): number {
+  return INDEXED.findIndex(fields => EQUALITY.every(field => fields.includes(field) === (query[field] !== undefined)))
+}
 
 /** The sorted indexes of pages, kept in step with every stored change. */
 function pageIndexes () {
-  const runs = INDEXED.map(() => new Map<string, Order[]>())
+  const byIndex = INDEXED.map(() => new Map<string, Order[]>())
   const runOf = (index: number, key: string): Order[] => {
-    let orders = runs[index]!.get(key)
-    if (orders === undefined) runs[index]!.set(key, orders = [])
+    let orders = byIndex[index]!.get(key)
+    if (orders === undefined) byIndex[index]!.set(key, orders = [])
     return orders
   }
   // References walk in page order too, one run per reference across customers.
@@ -50,39 +63,32 @@ function pageIndexes () {
   return {
     add (order: Order): void {
       statuses.add(order.status)
-      INDEXED.forEach((fields, i) => insert(runOf(i, runKey(order, fields)), order))
+      INDEXED.forEach((fields, i) => insert(runOf(i, runKey(order.status, fields, order)), order))
       if (order.reference !== undefined) insert(byReference.get(order.reference) ?? byReference.set(order.reference, []).get(order.reference)!, order)
     },
     /** Puts `order` where `previous` (the same order, another version) was. */
     replace (previous: Order, order: Order): void {
       statuses.add(order.status)
       INDEXED.forEach((fields, i) => {
-        const before = runKey(previous, fields)
-        const after = runKey(order, fields)
-        if (before === after) swap(runs[i]!.get(before)!, order)
+        const before = runKey(previous.status, fields, previous)
+        const after = runKey(order.status, fields, order)
+        if (before === after) swap(byIndex[i]!.get(before)!, order)
         else {
-          remove(runs[i]!.get(before)!, previous)
+          remove(byIndex[i]!.get(before)!, previous)
           insert(runOf(i, after), order)
         }
       })
       if (order.reference !== undefined) swap(byReference.get(order.reference)!, order)
     },
-    /** A page walked from the runs that hold exactly the filter's orders, or from a reference's run checking the rest. */
-    page (query: StorageListQuery, filter: PageFilter): Order[] {
-      if (filter.reference !== undefined) {
-        return mergePage([byReference.get(filter.reference)], query, order => matches(order, filter))
-      }
-      const fixed = (Object.keys(filter) as string[]).filter(key => !LOOKUPS.has(key) && filter[key as keyof PageFilter] !== undefined)
-      const index = INDEXED.findIndex(fields => fields.length === fixed.length && fields.every(field => fixed.includes(field)))
+    /** A page walked from the runs that hold exactly the query's orders, or from a reference's run checking the rest. */
+    page (query: StorageListQuery): Order[] {
+      if (query.reference !== undefined) return mergePage([byReference.get(query.reference)], query, order => matches(order, query))
+      const index = indexOf(query)
       const fields = INDEXED[index]!
-      return mergePage([...filter.statuses ?? statuses].map(status => runs[index]!.get(runKey({ ...filter, status } as Order, fields))), query)
+      const runs = byIndex[index]!
+      return mergePage([...query.statuses ?? statuses].map(status => runs.get(runKey(status, fields, query))), query)
     }
   }
-}
-
-/** The filter of a list query, apart from how the page is walked. */
-function splitQuery ({ order: _order, after: _after, limit: _limit, ...filter }: StorageListQuery) {
-  return { filter: filter as PageFilter }
 }
 
 /**
@@ -105,8 +111,9 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     if (reference !== undefined && byCustomerReference.get(reference)?.has(customerId) === true) return { created: false, referenceTaken: true }
     if (byId.has(newOrder.id)) throw new Error(`order id ${newOrder.id} is already stored`)
     assertNewEvent(event as OrderEvent)
-    // The plugin's order and event stay as they were given: what is stored is a numbered copy.
-    const order: Order = { ...newOrder, number: lastNumber + 1 }
+    // The plugin's order and event stay as they were given: what is stored is a numbered copy (made
+    // by Object.assign, which V8 sizes to fit; a spread leaves room for more properties in every order).
+    const order: Order = Object.assign({}, newOrder, { number: lastNumber + 1 })
     lastNumber = order.number
     byId.set(order.id, order)
     byNumber.set(order.number, order)
@@ -114,14 +121,14 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
       const byCustomer = byCustomerReference.get(reference) ?? byCustomerReference.set(reference, new Map()).get(reference)!
       byCustomer.set(customerId, order)
     }
-    append({ ...event, order })
+    append(Object.assign({}, event, { order }))
     indexes.add(order)
     if (claim !== undefined) claims.store(claim, order.id)
     return { created: true, order }
   }
 
-  /** The few orders a lookup names (by number, ids, or reference and customer), or undefined when the filter names none. */
-  function named ({ number, ids, reference, customerId }: PageFilter): Array<Order | undefined> | undefined {
+  /** The few orders a lookup names (by number, ids, or reference and customer), or undefined when the query names none. */
+  function named ({ number, ids, reference, customerId }: StorageListQuery): Array<Order | undefined> | undefined {
     if (number !== undefined) return [byNumber.get(number)]
     if (ids !== undefined) return [...new Set(ids)].map(id => byId.get(id))
     if (reference !== undefined && customerId !== undefined) return [byCustomerReference.get(reference)?.get(customerId)]
@@ -129,15 +136,14 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
   }
 
   function list (query: StorageListQuery): Order[] {
-    const { filter } = splitQuery(query)
-    if (filter.customerId !== undefined) stringId(filter.customerId)
-    filter.ids?.forEach(stringId)
-    if (filter.reference !== undefined) stringId(filter.reference)
-    const orders = named(filter)
-    if (orders === undefined) return indexes.page(query, filter)
+    if (query.customerId !== undefined) stringId(query.customerId)
+    query.ids?.forEach(stringId)
+    if (query.reference !== undefined) stringId(query.reference)
+    const orders = named(query)
+    if (orders === undefined) return indexes.page(query)
     const { after } = query
     return orders
-      .filter((order): order is Order => order !== undefined && matches(order, filter) && (after === undefined || precedes(after, order, query.order)))
+      .filter((order): order is Order => order !== undefined && matches(order, query) && (after === undefined || precedes(after, order, query.order)))
       .sort((a, b) => precedes(a, b, query.order) ? -1 : 1)
       .slice(0, query.limit)
   }

@@ -180,12 +180,17 @@ t.test('a change rolled back to a savepoint is a rollback: no order, no listener
 t.test('a storage error inside the host\'s transaction is 503 ORDER_STORAGE_UNAVAILABLE', async t => {
   const pool = hostPool(t, 2)
   const { app } = await shop(t, 3)
+  const order = await app.orders.create(orderBody())
   await inTransaction(pool, async client => {
+    // A move whose write fails for another reason than a lost race.
+    const failing = { query: async (text: string, params: unknown[]) => text.startsWith('WITH updated AS (') ? Promise.reject(Object.assign(new Error('disk full'), { code: '53100' })) : client.query(text, params) }
+    await t.rejects(app.orders.withTransaction(failing).updateStatus({ id: order.id, status: 'paid' }), { code: 'ORDER_STORAGE_UNAVAILABLE' })
     await t.rejects(client.query('SELECT 1 / 0', []), 'the host\'s own statement fails, which aborts the transaction')
     await t.rejects(app.orders.withTransaction(client).create(orderBody()), { code: 'ORDER_STORAGE_UNAVAILABLE' })
+    await t.rejects(app.orders.withTransaction(client).list(), { code: 'ORDER_STORAGE_UNAVAILABLE' })
     return { value: undefined, commit: false }
   })
-  t.same((await app.orders.list()).items, [])
+  t.same((await app.orders.list()).items, [order], 'nothing more')
 })
 
 t.test('closing the app while a transaction is open does not wait for it, and its listener never runs', async t => {
