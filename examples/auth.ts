@@ -7,7 +7,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import closeWithGrace from 'close-with-grace'
 import { pathToFileURL } from 'node:url'
 import orderPlugin, { type Authorize } from '../lib/index.js'
-import { addressOf } from './server.js'
+import { addressOf, logDocsAddress } from './server.js'
 import { createExampleStorage, type ExampleStorage } from './storage.js'
 
 // What our tokens carry: the customer in `sub` (or a `customerId` claim), or `admin: true` for staff.
@@ -53,8 +53,9 @@ export async function buildServer (options: FastifyServerOptions = { logger: tru
     })
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
+  logDocsAddress(app)
 
-  const { storage, close } = exampleStorage ?? await createExampleStorage()
+  const { storage, close } = exampleStorage ?? await createExampleStorage(env, app.log)
   app.addHook('onClose', close)
   await app.register(orderPlugin, {
     storage,

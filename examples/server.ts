@@ -1,5 +1,5 @@
 // Example server: the order routes with Swagger UI at /docs. Run it with `npm start`.
-import Fastify, { type FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import closeWithGrace from 'close-with-grace'
@@ -14,6 +14,13 @@ export function addressOf (env: NodeJS.ProcessEnv = process.env) {
   return { host, port, url: `http://${host.includes(':') ? `[${host}]` : host}:${port}` }
 }
 
+/** Once listening, logs where to look: the docs, as the server's root answers 404. */
+export function logDocsAddress (app: FastifyInstance): void {
+  app.addHook('onListen', async () => {
+    app.log.info(`Swagger UI at ${app.listeningOrigin}/docs, the OpenAPI document at ${app.listeningOrigin}/docs/json`)
+  })
+}
+
 /** `storage` defaults to the example's database (DATABASE_URL, or PGlite in ./data); tests pass their own. */
 export async function buildServer (options: FastifyServerOptions = { logger: true }, exampleStorage?: ExampleStorage, env = process.env) {
   const app = Fastify(options)
@@ -26,8 +33,9 @@ export async function buildServer (options: FastifyServerOptions = { logger: tru
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) }
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
+  logDocsAddress(app)
 
-  const { storage, close } = exampleStorage ?? await createExampleStorage()
+  const { storage, close } = exampleStorage ?? await createExampleStorage(env, app.log)
   app.addHook('onClose', close)
   await app.register(orderPlugin, { storage })
   return app

@@ -1,5 +1,7 @@
 // Every error the order module sends, made once with @fastify/error so codes and statuses never drift.
-import createError from '@fastify/error'
+// The named export, not the default: @fastify/error is CommonJS (`export =`), and a default import
+// emits declarations that only nodenext can read; a named one reads the same under node16 and bundler.
+import { createError } from '@fastify/error'
 
 export const codes = {
   /**

@@ -38,6 +38,16 @@ export const IdempotencyKeySchema = Type.String({
   description: 'Makes retries safe: the same key with the same body returns the first order'
 })
 
+/**
+ * A valid request of each route, documented as its body's example: Swagger UI sends it from "Try it
+ * out". The move's id is an order the create made (the README's); a real one goes in its place.
+ */
+const requestExamples = {
+  createOrder: { customerId: 'cus_42', currency: 'EUR', items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }], metadata: { channel: 'web' } },
+  getOrderList: { limit: 10, filter: { customerId: 'cus_42' } },
+  updateOrderStatus: { id: '01a1ffc8468d0000b5bdf050f8a2fa9010a9950926dc3c21', status: 'paid', expectedVersion: 1, reason: 'card captured' }
+}
+
 /** A string of the workflow's statuses; an enum keeps OpenAPI readable and rejects unknown statuses. */
 const statusOf = (statuses: readonly string[]) =>
   Type.Unsafe<string>({ type: 'string', enum: [...statuses] })
@@ -118,6 +128,9 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
   const { order, item } = customFields as { order: O, item: I }
   const Order: OrderSchemaOf<O, I> = orderSchemaOf(Status, order, item)
   const InputItem = Type.Object({ ...OrderItemSchema.properties, ...inputCustomFields(item, 'item') }, strict)
+  // The examples keep within these limits; no create example when custom fields need values only the host knows.
+  const fieldsRequired = (order !== undefined && customFieldForms(order, 'order').required) || (item !== undefined && customFieldForms(item, 'item').required)
+  const { createOrder, getOrderList, updateOrderStatus } = requestExamples
 
   // Nothing required, like Fastify's own error schema: an error from the host's authorize or hooks
   // (http-errors has no code) must keep its status, not fail serialization and become a 500.
@@ -135,7 +148,7 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
     metadata: Type.Optional(Metadata),
     reference: Type.Optional(Reference),
     ...inputCustomFields(order, 'order')
-  }, strict)
+  }, { ...strict, ...(!fieldsRequired && { examples: [createOrder] }) })
 
   const ListOrdersBody = Type.Object({
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize, default: Math.min(page.defaultSize, maxPageSize) })),
@@ -150,7 +163,7 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
       createdFrom: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive' })),
       createdTo: Type.Optional(Type.String({ format: 'date-time', description: 'Exclusive' }))
     }, strict))
-  }, strict)
+  }, { ...strict, examples: [{ ...getOrderList, limit: Math.min(getOrderList.limit, maxPageSize) }] })
 
   const OrderPage = Type.Object({
     items: Type.Array(Type.Unsafe({ $ref: 'Order#' }) as OrderRef<O, I>),
@@ -163,7 +176,7 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
     expectedVersion: Type.Optional(Type.Integer({ minimum: 1, maximum: limits.maxVersion })),
     reason: Type.Optional(Reason),
     ...patchCustomFields(order)
-  }, strict)
+  }, { ...strict, examples: [{ ...updateOrderStatus, status: statuses.includes('paid') ? 'paid' : statuses[0] }] })
 
   const IdempotencyHeaders = Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeySchema) })
 

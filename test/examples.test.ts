@@ -1,9 +1,15 @@
-// The example servers work as the README says: docs, the three routes, authentication and scope.
+// The example servers work as the README says: docs, the three routes, authentication and scope, their data directory.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import t from 'tap'
 import { buildServer } from '../examples/server.js'
 import { buildServer as buildAuthServer } from '../examples/auth.js'
+import { createExampleStorage, LOCK_FILE, lockDataDirectory } from '../examples/storage.js'
 import { buildWebhookServer, startWebhook } from '../examples/webhooks.js'
-import { eventually, exampleMemoryStorage, orderBody } from './helper.js'
+import { eventually, exampleMemoryStorage, logLines, orderBody } from './helper.js'
 
 t.test('the example server serves Swagger UI at /docs and the OpenAPI document beside it', async t => {
   const app = await buildServer({ logger: false }, exampleMemoryStorage())
@@ -14,6 +20,45 @@ t.test('the example server serves Swagger UI at /docs and the OpenAPI document b
   const spec = (await app.inject('/docs/json')).json()
   t.same(Object.keys(spec.paths).sort(), ['/order/createOrder', '/order/getOrderList', '/order/updateOrderStatus'])
   t.ok(spec.components.schemas.Order, 'the Order component keeps its name')
+})
+
+t.test('once listening, the example says where Swagger UI is', async t => {
+  const { lines, stream } = logLines()
+  for (const build of [buildServer, (options: object) => buildAuthServer(options, 'test secret', exampleMemoryStorage())]) {
+    const app = await build({ logger: { stream } }, exampleMemoryStorage())
+    t.teardown(() => app.close())
+    const address = await app.listen({ host: '127.0.0.1', port: 0 })
+    t.ok(lines.some(line => line.msg === `Swagger UI at ${address}/docs, the OpenAPI document at ${address}/docs/json`), address)
+  }
+})
+
+t.test('one process at a time opens a data directory: a second is refused with what to do, a dead one\'s lock is taken over', async t => {
+  const directory = mkdtempSync(join(tmpdir(), 'fastify-order-example-'))
+  t.teardown(() => rmSync(directory, { recursive: true, force: true }))
+  const lock = join(directory, LOCK_FILE)
+
+  // Another process holds the directory: the lock file names it.
+  const other = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'])
+  t.teardown(() => other.kill())
+  writeFileSync(lock, String(other.pid))
+  for (const refused of [createExampleStorage({ DATA_DIR: directory }), buildServer({ logger: false }, undefined, { DATA_DIR: directory })] as Array<Promise<unknown>>) {
+    await t.rejects(refused, { message: `${directory} is open in process ${other.pid}` })
+    await t.rejects(refused, { message: /another directory with DATA_DIR/ })
+  }
+  t.equal(readFileSync(lock, 'utf8'), String(other.pid), 'the holder keeps its lock')
+
+  // It ends without unlocking (killed): its lock no longer counts.
+  other.kill('SIGKILL')
+  await once(other, 'exit')
+  const { created, unlock } = lockDataDirectory(directory)
+  t.ok(created, 'no database in the directory yet: the first start says it creates one')
+  t.equal(readFileSync(lock, 'utf8'), String(process.pid))
+  t.throws(() => lockDataDirectory(directory), { message: /is open in process/ }, 'nor twice in one process')
+  unlock()
+  t.notOk(existsSync(lock), 'closing unlocks')
+
+  writeFileSync(join(directory, 'PG_VERSION'), '17')
+  t.notOk(lockDataDirectory(directory).created, 'a directory holding a database is opened, not created')
 })
 
 t.test('the example\'s document names its server after HOST and PORT, so generated clients know where to send requests', async t => {
@@ -38,6 +83,20 @@ t.test('the example server creates, moves and lists orders', async t => {
   t.match(paid.json(), { id, status: 'paid', version: 2 })
   const page = await app.inject({ method: 'POST', url: '/order/getOrderList' })
   t.match(page.json(), { items: [{ id, status: 'paid' }], nextCursor: null })
+})
+
+t.test('a 400 for an unknown property names it, from the routes and from app.orders alike', async t => {
+  const app = await buildServer({ logger: false }, exampleMemoryStorage())
+  t.teardown(() => app.close())
+  const body = orderBody()
+  const withTotal = { ...body, items: [{ ...body.items[0]!, total: 100 }] }
+  const response = await app.inject({ method: 'POST', url: '/order/createOrder', payload: withTotal })
+  t.equal(response.statusCode, 400)
+  t.match(response.json(), { code: 'FST_ERR_VALIDATION', message: 'body/items/0 must NOT have additional property "total"' })
+  await t.rejects(app.orders.create(withTotal), { code: 'FST_ERR_VALIDATION', message: 'body/items/0 must NOT have additional property "total"' })
+  const move = await app.inject({ method: 'POST', url: '/order/updateOrderStatus', payload: { id: 'x', status: 'paid', version: 1 } })
+  t.match(move.json(), { code: 'FST_ERR_VALIDATION', message: 'body must NOT have additional property "version"' })
+  t.equal((await app.orders.list()).items.length, 0, 'nothing was stored')
 })
 
 t.test('the auth example documents its bearer scheme and requires it on every order route', async t => {

@@ -59,11 +59,6 @@ t.test('every TypeScript snippet of the README and the guides type-checks and ru
   }
 })
 
-/** The words of a shell command as the README writes them: bare words and 'single-quoted' strings. */
-function wordsOf (command: string): string[] {
-  return [...command.replaceAll('\\\n', ' ').matchAll(/'([^']*)'|(\S+)/g)].map(([, quoted, bare]) => quoted ?? bare!)
-}
-
 // Fields the server chooses at run time; the README shows the values of one real run.
 const chosen = new Set(['id', 'at', 'createdAt', 'updatedAt', 'nextCursor'])
 
@@ -83,36 +78,38 @@ function align (shown: unknown, real: unknown, seen: Map<string, string>): unkno
   return aligned
 }
 
-/** Replays the curl calls of one document, in order, against a fresh example server; returns how many. */
+/**
+ * Runs the shell blocks of one document that call curl, as written, in order and in one shell (so a
+ * variable one sets, another reads), against a fresh example server; each block must print the answer
+ * shown after it. Only the address changes, to the server's. Returns how many blocks ran.
+ */
 async function replayCurls (t: Test, blocks: Array<{ lang: string, code: string }>): Promise<number> {
   const app = await buildServer({ logger: false }, exampleMemoryStorage())
   t.teardown(() => app.close())
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+
+  const calls = blocks.flatMap((block, index) => block.lang === 'sh' && /\bcurl /.test(block.code) ? [{ code: block.code, answer: blocks[index + 1]! }] : [])
+  // A NUL after each block's output tells the outputs apart; -eu stops at the first failing command or unset variable.
+  const script = calls.map(({ code }) => `${code.replaceAll('http://127.0.0.1:3000', address)}\nprintf '\\0'\n`).join('')
+  const ran = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script])
+    .then(({ stdout }) => ({ code: 0, stdout, stderr: '' }), (error: { code: number, stdout: string, stderr: string }) => error)
+  t.equal(ran.code, 0, `the calls run: ${ran.stderr}`)
+
+  const outputs = ran.stdout.split('\0')
   const seen = new Map<string, string>()
   const replace = (text: string) => [...seen].reduce((result, [shown, real]) => result.replaceAll(shown, real), text)
-
-  let calls = 0
-  for (const [index, block] of blocks.entries()) {
-    if (block.lang !== 'sh' || !block.code.startsWith('curl ')) continue
-    const answer = blocks[index + 1]!
+  for (const [index, { code, answer }] of calls.entries()) {
     t.equal(answer.lang, 'json', 'each curl call is followed by its answer')
-    const words = wordsOf(block.code)
-    const url = new URL(words.find(word => word.startsWith('http://'))!)
-    const headers: Record<string, string> = {}
-    let payload: string | undefined
-    for (let i = 0; i < words.length; i++) {
-      if (words[i] === '-H') {
-        const [name, ...value] = words[++i]!.split(':')
-        headers[name!.toLowerCase()] = value.join(':').trim()
-      }
-      if (words[i] === '-d') payload = replace(words[++i]!)
+    const output = outputs[index] ?? ''
+    let real: unknown
+    try {
+      real = JSON.parse(output)
+    } catch {
+      real = output
     }
-    t.equal(words[words.indexOf('-X') + 1], 'POST')
-    const response = await app.inject({ method: 'POST', url: url.pathname, headers, payload })
-    const real = response.json()
-    t.same(real, align(JSON.parse(replace(answer.code)), real, seen), `${url.pathname} ${payload}`)
-    calls++
+    t.same(real, align(JSON.parse(replace(answer.code)), real, seen), code)
   }
-  return calls
+  return calls.length
 }
 
 t.test('every curl call of the README and the guides answers what they show', async t => {
