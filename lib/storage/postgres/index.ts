@@ -1,7 +1,7 @@
 // postgresStorage(): orders in PostgreSQL through pg.Pool, pg.Client or PGlite; atomic by single statements.
 import { codes } from '../../errors.js'
 import type { OrderStorage } from '../types.js'
-import { runnerOf, type PostgresClient } from './client.js'
+import { runnerOf, takesNamedStatements, type PostgresClient } from './client.js'
 import { eventFeedStore } from './feed.js'
 import { listOrders } from './list.js'
 import { orderStore } from './orders.js'
@@ -26,8 +26,11 @@ export interface PostgresStorageOptions {
   table?: string
   /**
    * Names the storage's fixed statements, so that each connection parses and plans each of them once
-   * rather than on every call. Needs a client whose `query` also takes pg's `{ name, text, values }`:
-   * `pg.Pool` or `pg.Client` (PGlite does not). Default: false.
+   * rather than on every call. Needs a client whose `query` also takes pg's `{ name, text, values }`.
+   * Behind a pooler that loses named statements (PgBouncer before 1.21 in transaction mode), the
+   * storage retries the first lost one unnamed and sends every statement unnamed from then on.
+   * Statements on a host's transaction client (`withTransaction`) are never named. Default: true
+   * for a `pg.Pool` or `pg.Client`, false for any other client (PGlite); `false` turns it off.
    */
   prepare?: boolean
 }
@@ -45,7 +48,7 @@ function invalid (message: string) {
  * statements on a client inside the host's own transaction.
  */
 export function postgresStorage (options: PostgresStorageOptions): OrderStorage {
-  const { client, table = 'fastify_orders', prepare = false } = options
+  const { client, table = 'fastify_orders', prepare = takesNamedStatements(client) } = options
   const tables = tablesOf(table)
   if (typeof prepare !== 'boolean') {
     throw invalid(`prepare must be true (a pg.Pool or pg.Client) or false, got ${JSON.stringify(prepare)}`)

@@ -29,6 +29,8 @@ export function transactionStore (tables: Tables, query: Run, client: unknown): 
   if (typeof (client as PostgresClient | null)?.query !== 'function') {
     throw new codes.ORDER_INVALID_OPTIONS('withTransaction needs the client the transaction runs on: a pg.Client (from pool.connect()) or a PGlite transaction, with query(text, params)')
   }
+  // Never named: behind a pooler that loses named statements, the failed one would abort the host's
+  // transaction, which no retry can undo. An unnamed statement is parsed on the connection it runs on.
   const { query: run } = runnerOf(client as PostgresClient, false)
   const transactions = new Map<string, string>()
   const store = orderStore(tables, run, (eventId, tx) => transactions.set(eventId, tx))
