@@ -28,6 +28,12 @@ function binary (): string | undefined {
   })
 }
 
+/** Whether this PgBouncer can track named statements (1.21 and later), and so takes max_prepared_statements. */
+function tracksNamedStatements (): boolean {
+  const [major = 0, minor = 0] = (/PgBouncer (\d+)\.(\d+)/.exec(execFileSync(binary()!, ['--version'], { encoding: 'utf8' })) ?? []).slice(1).map(Number)
+  return major > 1 || (major === 1 && minor >= 21)
+}
+
 /** PgBouncer refuses to run as root: then it runs as the postgres user, which Debian's server packages create. */
 function runAs (): { uid: number, gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined
@@ -77,6 +83,8 @@ export async function startPgBouncer (serverUrl: string): Promise<PgBouncer> {
     'auth_type = trust',
     `auth_file = ${join(folder, 'users.txt')}`,
     'pool_mode = transaction',
+    // Named statements lost between server connections, as before 1.21: what the storage must survive.
+    ...tracksNamedStatements() ? ['max_prepared_statements = 0'] : [],
     // Room for the tests' pools and the transactions they hold open, well under the server's max_connections.
     'default_pool_size = 20',
     'max_client_conn = 1000',
