@@ -82,8 +82,8 @@ export async function openStorage (name: StorageName, options: OpenOptions = {})
   const { table = BENCH_TABLE, shared = false } = options
   if (!shared) await dropPluginTables(client, table)
   return {
-    // As the README sets it up with pg: named statements, parsed and planned once per connection.
-    storage: postgresStorage({ client, table, prepare: true }),
+    // As the README sets it up with pg, no option: named statements, parsed and planned once per connection.
+    storage: postgresStorage({ client, table }),
     client,
     close: async () => {
       if (!shared) await dropPluginTables(client, table)

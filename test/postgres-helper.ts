@@ -31,9 +31,8 @@ export async function dropTables (client: PostgresClient, table: string): Promis
   await client.query(`DROP FUNCTION IF EXISTS "${table}_epoch"()`, [])
 }
 
-/** One database per test file, closed when `t` ends. */
-export async function testDatabase (t: Test): Promise<TestDatabase> {
-  const url = process.env.DATABASE_URL
+/** One database per test file, closed when `t` ends: the server `url` names (default DATABASE_URL), else PGlite. */
+export async function testDatabase (t: Test, url = process.env.DATABASE_URL): Promise<TestDatabase> {
   const closers: Array<() => Promise<void>> = []
   const tables: string[] = []
   let client: PostgresClient

@@ -1,4 +1,4 @@
-// How the PostgreSQL storage talks to its client: one query function, statements named when asked, and text as columns hold it.
+// How the PostgreSQL storage talks to its client: one query function, statements named where pg takes them, and text as columns hold it.
 import { createHash } from 'node:crypto'
 
 /** What the adapter needs of a client: `pg.Pool`, `pg.Client` and PGlite all have it. */
@@ -9,7 +9,30 @@ export interface PostgresClient {
 /** Runs one statement and returns its rows. */
 export type Run = <Row>(text: string, params: unknown[]) => Promise<Row[]>
 
-/** Runs statements on `client`; with `prepare`, names each text so a connection parses and plans it once. */
+/**
+ * Whether `client` takes pg's `{ name, text, values }`: a `pg.Pool` (it counts its connections) or a
+ * `pg.Client` (it keeps its connection parameters), a pool's client included. PGlite and other
+ * clients do not, and never get a named statement unless the host says so with `prepare: true`.
+ */
+export function takesNamedStatements (client: PostgresClient): boolean {
+  const pg = client as { totalCount?: unknown, connect?: unknown, connectionParameters?: unknown } | undefined
+  return (typeof pg?.totalCount === 'number' && typeof pg.connect === 'function') ||
+    (typeof pg?.connectionParameters === 'object' && pg.connectionParameters !== null)
+}
+
+/**
+ * What a pooler that hands each transaction to any server connection (PgBouncer before 1.21 in
+ * transaction mode) answers to named statements: a name parsed on another server connection does not
+ * exist on this one (26000), or one parsed by another client already exists here (42P05). Either
+ * fails at Parse or Bind, before the statement runs, so it is safe to send again unnamed.
+ */
+const LOST_STATEMENT = new Set(['26000', '42P05'])
+
+/**
+ * Runs statements on `client`; with `prepare`, names each text so a connection parses and plans it
+ * once. The first time the server says a named statement was lost, that call is sent again unnamed,
+ * and every later one goes unnamed too: the connections sit behind a pooler that does not keep them.
+ */
 export function runnerOf (client: PostgresClient, prepare: boolean): { query: Run, run: Run } {
   const query: Run = async <Row>(text: string, params: unknown[]) => (await client.query(text, params)).rows as Row[]
   if (!prepare) return { query, run: query }
@@ -21,8 +44,17 @@ export function runnerOf (client: PostgresClient, prepare: boolean): { query: Ru
     return name
   }
   const named = client.query as unknown as (config: object) => Promise<{ rows: any[] }>
-  const run: Run = async <Row>(text: string, params: unknown[]) =>
-    (await named.call(client, { name: nameOf(text), text, values: params })).rows as Row[]
+  let naming = true
+  const run: Run = async <Row>(text: string, params: unknown[]) => {
+    if (!naming) return query<Row>(text, params)
+    try {
+      return (await named.call(client, { name: nameOf(text), text, values: params })).rows as Row[]
+    } catch (err) {
+      if (!LOST_STATEMENT.has(String((err as { code?: unknown } | null)?.code))) throw err
+      naming = false
+      return query<Row>(text, params)
+    }
+  }
   return { query, run }
 }
 

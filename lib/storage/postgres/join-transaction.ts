@@ -79,6 +79,8 @@ export function joinTransaction (tables: Tables, outcomes: TransactionOutcomes, 
   if (typeof given.connect === 'function' && typeof given.totalCount === 'number') {
     throw new codes.ORDER_INVALID_OPTIONS('withTransaction needs the client of a transaction, not a pool: take one with pool.connect(), run BEGIN on it, pass it here, then COMMIT and release it')
   }
+  // Never named: behind a pooler that loses named statements, the failed one would abort the host's
+  // transaction, which no retry can undo. An unnamed statement is parsed on the connection it runs on.
   const { query: run } = runnerOf(given, false)
   const replace = replaceOrder(tables, run, outcomes.written)
 

@@ -2,7 +2,7 @@
 import { codes } from '../../errors.js'
 import { optionChecker } from '../../option-checks.js'
 import type { OrderStorage } from '../order-storage.js'
-import { runnerOf, type PostgresClient } from './client.js'
+import { runnerOf, takesNamedStatements, type PostgresClient } from './client.js'
 import { joinTransaction, transactionOutcomes } from './join-transaction.js'
 import { checkpoint } from './sql/checkpoint.js'
 import { createOrder } from './sql/create-order.js'
@@ -34,8 +34,11 @@ export interface PostgresStorageOptions {
   table?: string
   /**
    * Names the storage's fixed statements, so that each connection parses and plans each of them once
-   * rather than on every call. Needs a client whose `query` also takes pg's `{ name, text, values }`:
-   * `pg.Pool` or `pg.Client` (PGlite does not). Default: false.
+   * rather than on every call. Needs a client whose `query` also takes pg's `{ name, text, values }`.
+   * Behind a pooler that loses named statements (PgBouncer before 1.21 in transaction mode), the
+   * storage retries the first lost one unnamed and sends every statement unnamed from then on.
+   * Statements on a host's transaction client (`withTransaction`) are never named. Default: true
+   * for a `pg.Pool` or `pg.Client`, false for any other client (PGlite); `false` turns it off.
    */
   prepare?: boolean
 }
@@ -54,7 +57,7 @@ export function postgresStorage (options: PostgresStorageOptions): Required<Orde
   const record = check.known(options, ['client', 'table', 'prepare'], '{ client: pool }')
   const { client, table = 'fastify_orders' } = options
   if (typeof client?.query !== 'function') throw check.invalid('client must be a pg.Pool, a pg.Client or a PGlite, with query(text, params)')
-  const prepare = check.oneOf(record, 'prepare', [true, false], false)
+  const prepare = check.oneOf(record, 'prepare', [true, false], takesNamedStatements(client))
   const tables = tablesOf(table)
   const { query, run } = runnerOf(client, prepare)
   const outcomes = transactionOutcomes(tables, query)

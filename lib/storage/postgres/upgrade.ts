@@ -20,16 +20,74 @@ async function versionOf (query: Run, { orders, schema }: Tables): Promise<numbe
   return row?.version ?? 1
 }
 
+/** Runs `steps` holding the upgrade lock and resolves true, or resolves false at once while another instance holds it. */
+type WithLock = (steps: () => Promise<void>) => Promise<boolean>
+
+/** A pg.Pool: it counts its connections and lends one with connect(). */
+interface Pool extends PostgresClient {
+  connect: () => Promise<PostgresClient & { release: (err?: Error) => void }>
+  totalCount: number
+  options?: { max?: number }
+}
+
+/** A session lock taken and released on one session: a pg.Client, PGlite, a pool's one connection. */
+function sessionLock (query: Run, lock: bigint): WithLock {
+  return async steps => {
+    const [{ locked }] = await query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(${lock}) AS locked`, []) as [{ locked: boolean }]
+    if (!locked) return false
+    try {
+      await steps()
+    } finally {
+      await query(`SELECT pg_advisory_unlock(${lock})`, [])
+    }
+    return true
+  }
+}
+
 /**
- * Runs `work` on one session of `client`: a connection of its own from a pg.Pool (an advisory lock
- * and a CONCURRENTLY index build need one), the client itself otherwise (pg.Client, PGlite).
+ * The lock held by a transaction that a connection of its own keeps open while another connection
+ * runs the steps: a transaction-mode pooler (PgBouncer) keeps a transaction on one server connection,
+ * where it may send a session's next statement to another one, so a session lock could outlive its
+ * unlock there. The transaction is READ COMMITTED and writes nothing, so while it waits it has neither
+ * a transaction id nor a snapshot, which are what a CONCURRENTLY index build waits for.
  */
-async function withSession<T> (client: PostgresClient, work: (query: Run) => Promise<T>): Promise<T> {
-  const pool = client as PostgresClient & { connect?: () => Promise<PostgresClient & { release: () => void }>, totalCount?: unknown }
-  if (typeof pool.connect !== 'function' || typeof pool.totalCount !== 'number') return work(runnerOf(client, false).query)
+function transactionLock (pool: Pool, lock: bigint): WithLock {
+  return async steps => {
+    const holder = await pool.connect()
+    const { query } = runnerOf(holder, false)
+    try {
+      await query('BEGIN ISOLATION LEVEL READ COMMITTED', [])
+      // Idle for as long as the steps take: a session's idle timeout must not end it, and the lock with it.
+      await query('SET LOCAL idle_in_transaction_session_timeout = 0', [])
+      const [{ locked }] = await query<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(${lock}) AS locked`, []) as [{ locked: boolean }]
+      if (locked) await steps()
+      await query('ROLLBACK', [])
+      holder.release()
+      return locked
+    } catch (err) {
+      // Closed, not given back, as it may still be in the transaction: its server connection ends, and the lock with it.
+      holder.release(err as Error)
+      throw err
+    }
+  }
+}
+
+/**
+ * Runs `work` on one session of `client` and a way to take the upgrade lock. With a pg.Pool, a
+ * connection of its own (a CONCURRENTLY index build runs outside any transaction) and the lock held
+ * by a transaction on another; on one session (pg.Client, PGlite, a pool of one connection), that
+ * session and a session lock.
+ */
+async function withSession<T> (client: PostgresClient, lock: bigint, work: (query: Run, withLock: WithLock) => Promise<T>): Promise<T> {
+  const pool = client as Partial<Pool>
+  if (typeof pool.connect !== 'function' || typeof pool.totalCount !== 'number') {
+    const { query } = runnerOf(client, false)
+    return work(query, sessionLock(query, lock))
+  }
   const session = await pool.connect()
   try {
-    return await work(runnerOf(session, false).query)
+    const { query } = runnerOf(session, false)
+    return await work(query, Number(pool.options?.max) < 2 ? sessionLock(query, lock) : transactionLock(pool as Pool, lock))
   } finally {
     session.release()
   }
@@ -37,9 +95,9 @@ async function withSession<T> (client: PostgresClient, work: (query: Run) => Pro
 
 /**
  * Applies every step after the database's version, in order, each once. Instances starting together
- * take turns through a session advisory lock: one upgrades, the others wait for it and find the work
- * done. Waiting is a retried try-lock, never a blocked statement, because a CONCURRENTLY index build
- * waits for every transaction older than it, a blocked lock request included.
+ * take turns through an advisory lock: one upgrades, the others wait for it and find the work done.
+ * Waiting is a retried try-lock, never a blocked statement, because a CONCURRENTLY index build waits
+ * for every transaction older than it, a blocked lock request included.
  */
 export async function upgradeSchema (client: PostgresClient, tables: Tables): Promise<void> {
   // Instances in one process may share one session (PGlite, a pg.Client), where an advisory lock is
@@ -59,17 +117,12 @@ const upgrading = new Map<string, Promise<void>>()
 
 async function upgradeLocked (client: PostgresClient, tables: Tables): Promise<void> {
   const lock = createHash('sha256').update(`fastify-order:${tables.name}`).digest().readBigInt64BE(0)
-  await withSession(client, async query => {
+  await withSession(client, lock, async (query, withLock) => {
     for (;;) {
       const version = await versionOf(query, tables)
       if (version > SCHEMA_VERSION) throw new codes.ORDER_SCHEMA_NEWER(version, SCHEMA_VERSION)
       if (version === SCHEMA_VERSION && (await invalidIndexes(query, tables)).length === 0) return
-      const [{ locked }] = await query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(${lock}) AS locked`, []) as [{ locked: boolean }]
-      if (!locked) {
-        await sleep(UPGRADE_POLL)
-        continue
-      }
-      try {
+      const upgraded = await withLock(async () => {
         // Read again under the lock: another instance may have finished meanwhile. Checked here, where
         // no other instance is halfway through creating the tables, which would look like a foreign layout.
         const from = await versionOf(query, tables)
@@ -86,9 +139,8 @@ async function upgradeLocked (client: PostgresClient, tables: Tables): Promise<v
           if (step.version > 1) await query(`UPDATE ${tables.schema} SET version = $1::int`, [step.version])
         }
         await rebuildInvalidIndexes(query, tables)
-      } finally {
-        await query(`SELECT pg_advisory_unlock(${lock})`, [])
-      }
+      })
+      if (!upgraded) await sleep(UPGRADE_POLL)
     }
   })
 }

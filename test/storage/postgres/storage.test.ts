@@ -1,3 +1,4 @@
+import pg from 'pg'
 import t from 'tap'
 import type { Order } from '../../../lib/index.js'
 import { postgresStorage, type PostgresClient } from '../../../lib/storage/postgres/postgres-storage.js'
@@ -258,19 +259,26 @@ t.test('every documented filter, in both orders, is served from an index at 20 0
   }
 })
 
-t.test('with prepare, every statement but the DDL and the list pages is named after its text', async t => {
-  const table = db.freshTable()
-  const calls: Array<{ name?: string, text: string }> = []
-  const client: PostgresClient = {
-    query: (config: any, params?: unknown[]) => {
+/** A client of the test database that records each call: its statement's name (none for text alone) and text. */
+function recordingClient (calls: Array<{ name?: string, text: string }>, fail?: (name: string) => object | undefined): PostgresClient {
+  return {
+    query: async (config: any, params?: unknown[]) => {
       if (typeof config === 'string') {
         calls.push({ text: config })
         return db.client.query(config, params!)
       }
       calls.push({ name: config.name, text: config.text })
+      const failure = fail?.(config.name)
+      if (failure !== undefined) throw Object.assign(new Error('refused'), failure)
       return db.client.query(config.text, config.values)
     }
   }
+}
+
+t.test('with prepare, every statement but the DDL and the list pages is named after its text', async t => {
+  const table = db.freshTable()
+  const calls: Array<{ name?: string, text: string }> = []
+  const client = recordingClient(calls)
   const storage = postgresStorage({ client, table, prepare: true })
   await storage.init!()
   t.ok(calls.length > 0 && calls.every(call => call.name === undefined), 'init runs its DDL unnamed')
@@ -301,3 +309,47 @@ t.test('postgresStorage refuses options it cannot use, saying what to pass', asy
     t.throws(() => postgresStorage(options as never), { code: 'ORDER_INVALID_OPTIONS', message }, what)
   }
 })
+
+t.test('a pg.Pool or pg.Client gets named statements with no option; prepare: false, PGlite and other clients do not', async t => {
+  const table = db.freshTable()
+  await postgresStorage({ client: db.client, table }).init!()
+  const order = storedOrder()
+  await storeOrder(postgresStorage({ client: db.client, table }), order)
+  // pg's own classes, unconnected, their query recorded and run on the test database.
+  const pool = new pg.Pool()
+  const single = new pg.Client()
+  const named = async (client: pg.Pool | pg.Client | PostgresClient, options: { prepare?: boolean } = {}) => {
+    const calls: Array<{ name?: string, text: string }> = []
+    Object.assign(client, { query: recordingClient(calls).query })
+    t.same(await postgresStorage({ client: client as PostgresClient, table, ...options }).get(order.id), order)
+    return calls[0]!.name !== undefined
+  }
+  t.equal(await named(pool), true, 'a pg.Pool')
+  t.equal(await named(single), true, 'a pg.Client')
+  t.equal(await named(pool, { prepare: false }), false, 'prepare: false')
+  t.equal(await named({ query: db.client.query.bind(db.client) }), false, 'a client that only takes (text, params), as PGlite')
+  t.equal(await named({ query: db.client.query.bind(db.client) }, { prepare: true }), true, 'unless prepare: true says it takes pg\'s')
+})
+
+for (const [code, what] of [['26000', 'does not exist'], ['42P05', 'already exists']]) {
+  t.test(`a named statement a pooler lost ("${what}") is sent again unnamed, and so is every statement after it`, async t => {
+    const table = db.freshTable()
+    const calls: Array<{ name?: string, text: string }> = []
+    let failures: object[] = []
+    const client = recordingClient(calls, () => failures.shift())
+    const storage = postgresStorage({ client, table, prepare: true })
+    await storage.init!()
+    const order = storedOrder()
+    await storeOrder(storage, order)
+    calls.length = 0
+    failures = [{ code: '57P01' }, { code }]
+    await t.rejects(storage.get(order.id), { code: '57P01' }, 'another error is the caller\'s, as it is')
+    t.same(await storage.get(order.id), order, 'the call that met the lost statement succeeds')
+    await storeOrder(storage, storedOrder())
+    t.same(await storage.get(order.id), order)
+    const [refused, lost, retried, ...later] = calls
+    t.ok(refused!.name !== undefined && lost!.name === refused!.name, 'both failed calls were named')
+    t.same(retried, { text: lost!.text }, 'the lost one, again, unnamed')
+    t.ok(later.length === 2 && later.every(call => call.name === undefined), 'the rest unnamed, without another try', { later })
+  })
+}

@@ -150,6 +150,33 @@ t.test('inside a transaction, a stale move is a 409 and a taken reference leaves
   t.equal(await quantity(), 3)
 })
 
+t.test('statements on the host\'s transaction client go unnamed, though the storage names its own', async t => {
+  const pool = hostPool(t, 2)
+  /** `client` as pg's clients are (they take named statements), each call recorded as named or not. */
+  const pgLike = (client: TransactionClient, calls: boolean[]) => ({
+    connectionParameters: {},
+    query: (config: any, params?: unknown[]) => {
+      calls.push(typeof config !== 'string')
+      return typeof config === 'string' ? client.query(config, params!) : client.query(config.text, config.values)
+    }
+  })
+  const own: boolean[] = []
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(orderPlugin, { storage: postgresStorage({ client: pgLike(db.client, own), table: db.freshTable() }) })
+  await app.orders.create(orderBody())
+  t.ok(own.includes(true), 'the storage names its own statements')
+  const host: boolean[] = []
+  await inTransaction(pool, async client => {
+    const orders = app.orders.withTransaction(pgLike(client, host))
+    const order = await orders.create(orderBody({ reference: 'cart_1' }))
+    await orders.updateStatus({ id: order.id, status: 'paid' })
+    await orders.list()
+    return { value: undefined, commit: true }
+  })
+  t.ok(host.length > 0 && !host.includes(true), 'none on the host\'s: a lost one would abort its transaction', { host })
+})
+
 t.test('listeners wait while the transaction is still running, and run once it commits', async t => {
   const { app, created, checkout } = await shop(t, 3)
   let order: Order | undefined

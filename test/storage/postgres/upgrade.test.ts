@@ -204,21 +204,74 @@ t.test('a storage whose names another storage or table holds fails at init, nami
   t.equal((await db.client.query(`SELECT to_regclass('"${table}_events_events"') AS events`, [])).rows[0].events, null, 'and nothing was created')
 })
 
-t.test('with a pg.Pool, the upgrade runs on one connection of its own and gives it back', async t => {
-  const table = db.freshTable()
-  await loadRelease01(db.client, table)
-  const sessions: string[] = []
+/**
+ * A pool lending connections of the test database, each one's statements and release recorded. A
+ * connection's transaction statements are answered without running them, so that on PGlite (one
+ * session) the lock's transaction does not take in the steps; `tryLock` answers the transaction's try-lock.
+ */
+function recordingPool (max: number | undefined, tryLock: () => boolean | undefined = () => undefined) {
+  const connections: Array<{ statements: string[], released?: unknown }> = []
   const pool = {
     totalCount: 0,
+    // pg's pool says its size in options.max; a pool that does not say is taken to have room for two.
+    options: max === undefined ? undefined : { max },
     query: db.client.query.bind(db.client),
     connect: async () => {
-      sessions.push('taken')
-      return { query: db.client.query.bind(db.client), release: () => { sessions.push('released') } }
+      const connection: { statements: string[], released?: unknown } = { statements: [] }
+      connections.push(connection)
+      return {
+        query: async (text: string, params: unknown[]) => {
+          connection.statements.push(text)
+          if (/^(BEGIN|SET LOCAL|ROLLBACK)/.test(text)) return { rows: [] }
+          const answer = /pg_try_advisory_xact_lock/.test(text) ? tryLock() : undefined
+          return answer === undefined ? db.client.query(text, params) : { rows: [{ locked: answer }] }
+        },
+        release: (err?: Error) => { connection.released = err ?? true }
+      }
     }
   }
+  return { pool, connections }
+}
+
+t.test('with a pg.Pool, the upgrade runs on a connection of its own while another holds the lock in a transaction; both go back', async t => {
+  const table = db.freshTable()
+  await loadRelease01(db.client, table)
+  // Another instance holds the lock at the first try.
+  let tries = 0
+  const { pool, connections } = recordingPool(undefined, () => ++tries === 1 ? false : undefined)
   await postgresStorage({ client: pool, table }).init!()
-  t.same(sessions, ['taken', 'released'])
   t.same((await db.client.query(`SELECT version FROM "${table}_schema"`, [])).rows, [{ version: POSTGRES_SCHEMA_VERSION }])
+  const [session, refused, holder, ...more] = connections
+  t.same(more, [], 'three connections: the steps\' one, and the lock\'s at each try')
+  const lockTransaction = [/^BEGIN ISOLATION LEVEL READ COMMITTED$/, /^SET LOCAL idle_in_transaction_session_timeout = 0$/, /^SELECT pg_try_advisory_xact_lock\(-?\d+\) AS locked$/, /^ROLLBACK$/]
+  for (const lock of [refused!, holder!]) {
+    t.match(lock.statements, lockTransaction, 'the lock is tried in a transaction, which only ends')
+    t.equal(lock.released, true, 'and its connection goes back')
+  }
+  t.ok(session!.statements.some(text => text.includes('CONCURRENTLY')), 'the steps run on the session')
+  t.notOk(session!.statements.some(text => /advisory/.test(text)), 'which takes no lock')
+  t.equal(session!.released, true)
+})
+
+t.test('with a pg.Pool, an upgrade that fails closes the lock\'s connection, ending its transaction', async t => {
+  const table = db.freshTable()
+  await db.client.query(`CREATE TABLE "${table}_events" (id int)`, [])
+  const { pool, connections } = recordingPool(10)
+  await t.rejects(postgresStorage({ client: pool, table }).init!(), { code: 'ORDER_INVALID_OPTIONS' })
+  const [session, holder] = connections
+  t.match(holder!.released, { code: 'ORDER_INVALID_OPTIONS' }, 'closed, not given back')
+  t.equal(session!.released, true)
+})
+
+t.test('with a pg.Pool of one connection, the upgrade runs and locks on that one', async t => {
+  const table = db.freshTable()
+  await loadRelease01(db.client, table)
+  const { pool, connections } = recordingPool(1)
+  await postgresStorage({ client: pool, table }).init!()
+  t.same((await db.client.query(`SELECT version FROM "${table}_schema"`, [])).rows, [{ version: POSTGRES_SCHEMA_VERSION }])
+  t.equal(connections.length, 1, 'a second connection would wait for the first for ever')
+  t.ok(connections[0]!.statements.some(text => /pg_try_advisory_lock/.test(text)) && connections[0]!.statements.some(text => /pg_advisory_unlock/.test(text)))
+  t.equal(connections[0]!.released, true)
 })
 
 t.test('an instance that finds the upgrade lock taken waits, then finds the work done', async t => {
