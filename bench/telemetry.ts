@@ -62,20 +62,22 @@ async function start (mode: TelemetryMode): Promise<Server> {
   return { mode, url: `http://127.0.0.1:${port}`, process: serving, ids: [], moves: 0 }
 }
 
+// Moves before creates: each create adds an order and an event the servers keep, and the heap they
+// make slows what follows.
 const bodies = {
   getOrderList: () => JSON.stringify({ limit: 20, filter: { customerId: 'cus_3' } }),
-  createOrder: () => JSON.stringify({
-    customerId: 'cus_bench',
-    currency: 'EUR',
-    items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }, { sku: 'B-2', quantity: 1, unitPrice: 990 }],
-    metadata: { channel: 'web', campaign: 'spring' }
-  }),
   // Each order is moved once every ids.length requests: no two moves of one order meet.
   updateOrderStatus: (server: Server) => {
     const move = server.moves++
     const id = server.ids[move % server.ids.length]
     return JSON.stringify({ id, status: Math.floor(move / server.ids.length) % 2 === 0 ? 'paid' : 'pending' })
-  }
+  },
+  createOrder: () => JSON.stringify({
+    customerId: 'cus_bench',
+    currency: 'EUR',
+    items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }, { sku: 'B-2', quantity: 1, unitPrice: 990 }],
+    metadata: { channel: 'web', campaign: 'spring' }
+  })
 }
 type Route = keyof typeof bodies
 
@@ -125,26 +127,31 @@ async function http (): Promise<void> {
   try {
     for (const mode of modes) servers.push(await start(mode))
     for (const server of servers) await seed(server)
-    const [base, ...others] = servers as [Server, ...Server[]]
-    console.log(`\nRoutes on memory storage: ${rounds} alternating rounds of ${duration} s per server after a ${warmup} s warmup, ${connections} connections; ratios against ${label[base.mode]}`)
+    const server = (mode: TelemetryMode) => servers.find(candidate => candidate.mode === mode)!
+    // The API's price against no API at all; and, while hooks stand in for the plugin's calls, the price
+    // of each against the plugin without them.
+    type Pair = readonly [TelemetryMode, TelemetryMode]
+    const pairs: Pair[] = [['api', 'none'], ['sdk', 'none'], ...flags.wired ? [] : [['none', 'plain'], ['api', 'plain'], ['sdk', 'plain']] as const]
+    const pairName = ([a, b]: Pair) => `${label[a]} / ${label[b]}`
+    console.log(`\nRoutes on memory storage: ${rounds} alternating rounds of ${duration} s per server after a ${warmup} s warmup, ${connections} connections`)
     const rows: string[][] = []
     for (const route of Object.keys(bodies) as Route[]) {
-      for (const server of servers) await load(server, route, warmup)
-      const loads = new Map(servers.map(server => [server, [] as Array<{ rate: number, cpu: number }>]))
-      const ratios = new Map(others.map(server => [server, [] as number[]]))
+      for (const each of servers) await load(each, route, warmup)
+      const loads = new Map(servers.map(each => [each, [] as Array<{ rate: number, cpu: number }>]))
+      const ratios = new Map(pairs.map(pair => [pair, [] as number[]]))
       for (let round = 1; round <= rounds; round++) {
-        for (const server of round % 2 === 1 ? servers : [...servers].reverse()) loads.get(server)!.push(await load(server, route, duration))
-        const rate = (server: Server) => loads.get(server)!.at(-1)!.rate
-        for (const server of others) ratios.get(server)!.push(rate(server) / rate(base))
-        console.log(`  ${route} round ${round}: ${servers.map(server => `${label[server.mode]} ${formatCount(rate(server))} req/s`).join(', ')}`)
+        for (const each of round % 2 === 1 ? servers : [...servers].reverse()) loads.get(each)!.push(await load(each, route, duration))
+        const rate = (mode: TelemetryMode) => loads.get(server(mode))!.at(-1)!.rate
+        for (const pair of pairs) ratios.get(pair)!.push(rate(pair[0]) / rate(pair[1]))
+        console.log(`  ${route} round ${round}: ${servers.map(each => `${label[each.mode]} ${formatCount(rate(each.mode))} req/s`).join(', ')}`)
       }
-      const medianOf = (server: Server, field: 'rate' | 'cpu') => median(loads.get(server)!.map(measured => measured[field]))
-      rows.push([route, ...servers.map(server => formatCount(medianOf(server, 'rate'))), ...others.map(server => median(ratios.get(server)!).toFixed(3)),
-        servers.map(server => medianOf(server, 'cpu').toFixed(0)).join(' / ')])
+      const medianOf = (each: Server, field: 'rate' | 'cpu') => median(loads.get(each)!.map(measured => measured[field]))
+      rows.push([route, ...servers.map(each => formatCount(medianOf(each, 'rate'))), ...pairs.map(pair => median(ratios.get(pair)!).toFixed(3)),
+        servers.map(each => medianOf(each, 'cpu').toFixed(0)).join(' / ')])
     }
     console.log()
-    printTable(['route', ...servers.map(server => `${label[server.mode]} req/s`), ...others.map(server => `${label[server.mode]} / ${label[base.mode]} (median)`),
-      `CPU µs/req ${servers.map(server => label[server.mode]).join(' / ')}`], rows)
+    printTable(['route', ...servers.map(each => `${label[each.mode]} req/s`), ...pairs.map(pair => `${pairName(pair)} (median)`),
+      `CPU µs/req ${servers.map(each => label[each.mode]).join(' / ')}`], rows)
   } finally {
     for (const server of servers) {
       const exited = once(server.process, 'exit')

@@ -303,7 +303,7 @@ t.test('with the SDK', async t => {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    orderSpan?: RouteSpan
+    orderSpan: RouteSpan | null
   }
 }
 
@@ -317,6 +317,7 @@ async function wiredApp (telemetry: Telemetry): Promise<{ app: ReturnType<typeof
   const names: Record<string, 'order.create' | 'order.list' | 'order.update_status'> = {
     '/order/createOrder': 'order.create', '/order/getOrderList': 'order.list', '/order/updateOrderStatus': 'order.update_status'
   }
+  app.decorateRequest('orderSpan', null)
   app.addHook('onRequest', (request, reply, done) => {
     const span = outside.startSpan('HTTP POST')
     reply.raw.once('finish', () => span.end())
