@@ -19,6 +19,7 @@ export interface OperationSpan {
 export interface RouteSpan extends OperationSpan {
   /** Marks the request failed: status ERROR, `error.type` the error's code. */
   fail: (error: unknown) => void
+  /** Ends the span; a second call does nothing (a handler that ended it, then an onError hook). */
   end: () => void
 }
 
@@ -94,6 +95,8 @@ export function errorTypeOf (error: unknown): string {
 
 /** A span the host's SDK records. */
 class RecordedSpan implements RouteSpan {
+  private ended = false
+
   constructor (readonly span: OpenTelemetry.Span, private readonly error: OpenTelemetry.SpanStatusCode) {}
 
   setOrderId (id: string): void {
@@ -106,6 +109,8 @@ class RecordedSpan implements RouteSpan {
   }
 
   end (): void {
+    if (this.ended) return
+    this.ended = true
     this.span.end()
   }
 }

@@ -180,13 +180,16 @@ t.test('with the SDK', async t => {
       const ok = telemetry.startSpan('order.list')
       const inside = telemetry.withSpan(ok, () => trace.getActiveSpan())
       ok.end()
+      ok.end()
       const invalid = telemetry.startSpan('order.create')
       invalid.fail(new codes.FST_ERR_VALIDATION('body must have required property \'items\''))
       invalid.end()
       request.end()
       return { inside }
     })
-    const [list, create, request] = finishedSpans() as [ReadableSpan, ReadableSpan, ReadableSpan]
+    const finished = finishedSpans()
+    t.equal(finished.length, 3, 'a span ended twice is exported once')
+    const [list, create, request] = finished as [ReadableSpan, ReadableSpan, ReadableSpan]
     t.equal(spans.inside?.spanContext().spanId, list.spanContext().spanId, 'active inside withSpan')
     t.same([list.name, list.status.code, list.parentSpanContext?.spanId], ['order.list', SpanStatusCode.UNSET, request.spanContext().spanId])
     t.same([create.name, create.status.code, create.attributes], ['order.create', SpanStatusCode.ERROR, { 'error.type': 'FST_ERR_VALIDATION' }])
