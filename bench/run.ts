@@ -31,7 +31,10 @@ const USAGE = `Usage: npm run bench -- [options]
                      scale-pg (page cost at 10,000 and 1,000,000 orders with a skewed spread, on the
                      server at DATABASE_URL, else PGlite) or webhooks (delivery rate and latency to
                      a local receiver) or upgrade-steps (each upgrade statement timed on 1,000,000
-                     orders; needs DATABASE_URL); default all but soak, scale-pg and upgrade-steps
+                     orders; needs DATABASE_URL) or telemetry (ns per telemetry call, and req/s of
+                     the three routes without @opentelemetry/api, with it and no SDK, and with an
+                     SDK that drops what it exports); default all but soak, scale-pg and
+                     upgrade-steps
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders, smaller feeds
   --source           load the plugin from lib/ through tsx instead of building dist/ first
   --profile          run the HTTP servers under --cpu-prof and print their top self-time frames
@@ -368,11 +371,12 @@ const parts = {
   soak: () => runScript('soak-events.ts'),
   'scale-pg': () => runScript('scale-pg.ts'),
   webhooks: () => runScript('webhooks.ts'),
-  'upgrade-steps': () => runScript('upgrade-steps.ts')
+  'upgrade-steps': () => runScript('upgrade-steps.ts'),
+  telemetry: () => runScript('telemetry.ts')
 }
 // The soak is a check, not a figure, and kills connections on the server, and scale-pg fills a million
 // orders: they run only when asked for.
-const chosen = flags.only === undefined ? ['http', 'custom-fields', 'store', 'feed', 'webhooks'] : [flags.only]
+const chosen = flags.only === undefined ? ['http', 'custom-fields', 'store', 'feed', 'webhooks', 'telemetry'] : [flags.only]
 for (const [index, part] of chosen.entries()) {
   if (!Object.hasOwn(parts, part)) throw new Error(`unknown part ${part}; use ${Object.keys(parts).join(', ')}`)
   if (index > 0) console.log()
