@@ -9,9 +9,6 @@ export interface FeedHealth {
   pid?: number
 }
 
-/** The default of the `feedStallWarning` option, in milliseconds. */
-export const FEED_STALL_WARNING = 60_000
-
 /** The health of a feed nothing can hold back: memory's, and that of any storage without `feedHealth`. */
 export async function feedNeverHeldBack (): Promise<FeedHealth> {
   return { heldBackSeconds: 0 }
@@ -84,7 +81,8 @@ export function watchFeedStall ({ read, feedStallWarning, log, clock = systemClo
   let closed = false
 
   function ended (current: Stall): void {
-    log.info({ pid: current.pid, startedAt: new Date(current.startedAt).toISOString() },
+    // Not `pid`: the logger's own field, the process id, would stand in for a holder without one.
+    log.info({ backendPid: current.pid, startedAt: new Date(current.startedAt).toISOString() },
       `fastify-order: ${holderOf(current)} no longer holds the event feed back`)
   }
 
@@ -110,7 +108,7 @@ export function watchFeedStall ({ read, feedStallWarning, log, clock = systemClo
     stall ??= { pid: health.pid, startedAt, next: feedStallWarning }
     if (age < stall.next) return
     const heldBackSeconds = Math.round(health.heldBackSeconds)
-    log.warn({ pid: stall.pid, startedAt: new Date(stall.startedAt).toISOString(), heldBackSeconds },
+    log.warn({ backendPid: stall.pid, startedAt: new Date(stall.startedAt).toISOString(), heldBackSeconds },
       `fastify-order: ${holderOf(stall)} has held the event feed back for ${heldBackSeconds} s: no subscription gets an event written since it began until it commits or rolls back`)
     while (stall.next <= age) stall.next *= 2
   }

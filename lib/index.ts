@@ -5,6 +5,7 @@ import { checkOptions, type OrderPluginOptions } from './options.js'
 import { orderRoutes } from './routes.js'
 import { buildOrderSchemas, type OrderSchemas } from './schemas.js'
 import { createOrderService, type OrderService } from './service.js'
+import { loadTelemetry } from './telemetry.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,7 +22,9 @@ async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions):
   // Typed with the custom fields the host declared in OrderCustomFields: the options' type ties them to
   // the schemas it gave, a link the compiler cannot follow from here.
   const schemas = buildOrderSchemas({ statuses: workflow.statuses, maxItems, maxPageSize, customFields }) as unknown as OrderSchemas
-  const service = createOrderService({ ...config, schemas, log: app.log })
+  // Spans and metrics through the host's OpenTelemetry setup, when @opentelemetry/api is installed.
+  const telemetry = await loadTelemetry()
+  const service = createOrderService({ ...config, schemas, log: app.log, telemetry })
   app.decorate('orders', service.orders)
   // Subscriptions run while the app is up; they stop before onClose hooks, which may end the storage.
   app.addHook('onReady', async () => { service.start() })
@@ -33,6 +36,7 @@ async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions):
     prefix: config.prefix,
     rules: service.rules,
     validatorOf: service.validatorOf,
+    telemetry,
     schemas,
     bodyLimit: config.bodyLimit,
     authorize: config.authorize,
@@ -62,5 +66,6 @@ export type { OrderCallOptions } from './rules.js'
 export type { OrderScope } from './scope.js'
 export type { OrderListeners, OrderMove } from './listeners.js'
 export type { OrderEvent, EventPage } from './events.js'
+export type { FeedHealth } from './feed-health.js'
 export type { OrderEventHandler, SubscribeOptions, SubscriptionStatus } from './subscriptions.js'
 export type { OrderStorage, JoinedStorage, CreateResult, IdempotencyClaim, StorageListQuery } from './storage/order-storage.js'

@@ -35,6 +35,12 @@ export interface OrderPluginOptions {
    * Declare their types in `OrderCustomFields` to have them in `Order` and the inputs.
    */
   customFields?: { order?: CustomFieldsSchemaOf<'order'>, item?: CustomFieldsSchemaOf<'item'> }
+  /**
+   * Milliseconds an open transaction may hold the PostgreSQL event feed back before a warning is
+   * logged (naming its backend pid and start), again each time its age doubles. 0 turns it off.
+   * Default: 60 000.
+   */
+  feedStallWarning?: number
 }
 
 export interface OrderPluginConfig {
@@ -49,11 +55,12 @@ export interface OrderPluginConfig {
   hooks: OrderHooks | undefined
   eventRetention: number
   customFields: CustomFieldSchemas | undefined
+  feedStallWarning: number
 }
 
 // Options Fastify itself reads from the register call may sit beside ours.
 const FASTIFY_OPTIONS = ['logLevel', 'logSerializers']
-const OPTIONS = ['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention', 'customFields']
+const OPTIONS = ['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention', 'customFields', 'feedStallWarning']
 const check = optionChecker('', codes.ORDER_INVALID_OPTIONS)
 const duration = (fallback: number) => ({ fallback, max: limits.maxDuration, unit: ' ms (100 years)' })
 
@@ -93,6 +100,7 @@ export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConf
     authorize: check.func<Authorize>(record, 'authorize', '(request, operation) => scope | boolean'),
     hooks: checkHooks(options.hooks),
     eventRetention: check.integer(record, 'eventRetention', duration(limits.defaultEventRetention)),
-    customFields: checkCustomFields(options.customFields)
+    customFields: checkCustomFields(options.customFields),
+    feedStallWarning: check.integer(record, 'feedStallWarning', { ...duration(limits.defaultFeedStallWarning), min: 0 })
   }
 }

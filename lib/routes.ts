@@ -1,6 +1,7 @@
 // The three POST routes: request → authorize → the order rules → reply, nothing else.
 import type {
-  FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler, onRequestHookHandler, preHandlerHookHandler
+  FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler, onErrorHookHandler, onRequestHookHandler,
+  onResponseHookHandler, preHandlerHookHandler, preValidationHookHandler
 } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { errorCodes } from 'fastify'
@@ -10,6 +11,7 @@ import { openApiSchemaOf } from './openapi.js'
 import type { OrderRules } from './rules.js'
 import type { OrderSchemas } from './schemas.js'
 import { checkScope, type OrderScope } from './scope.js'
+import { noTelemetry, type OperationSpanName, type RouteSpan, type Telemetry } from './telemetry.js'
 import type { Validate } from './validation.js'
 
 export type OrderOperation = 'getOrderList' | 'createOrder' | 'updateOrderStatus'
@@ -29,6 +31,7 @@ export interface OrderHooks {
 
 export interface OrderRoutesOptions {
   rules: OrderRules
+  telemetry: Telemetry
   /** The strict validator of a schema, compiled once and shared with `app.orders`. */
   validatorOf: (schema: object) => Validate
   schemas: OrderSchemas
@@ -132,7 +135,7 @@ function readJsonOnly (app: FastifyInstance): void {
 }
 
 export async function orderRoutes (fastify: FastifyInstance, options: OrderRoutesOptions): Promise<void> {
-  const { rules, schemas, bodyLimit, authorize, hooks } = options
+  const { rules, schemas, bodyLimit, authorize, hooks, telemetry } = options
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   app.addSchema(schemas.Order)
@@ -154,6 +157,31 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
   // nothing and answers 500 ORDER_INVALID_SCOPE, sent here so that it is logged once per operation
   // rather than once per request (as an error thrown to Fastify would be).
   const refused = Symbol('refused')
+
+  // Each route's span covers the request from body validation on, a 400 included, and is the active
+  // span while the rules run; the hooks are there only with @opentelemetry/api installed.
+  const spans = new WeakMap<FastifyRequest, RouteSpan>()
+  const inSpan = <T>(request: FastifyRequest, run: () => T): T => {
+    const span = spans.get(request)
+    return span === undefined ? run() : telemetry.withSpan(span, run)
+  }
+  function traced (name: OperationSpanName) {
+    if (telemetry === noTelemetry) return { preValidation: [], onError: undefined, onResponse: undefined }
+    const preValidation: preValidationHookHandler = (request, _reply, done) => {
+      const span = telemetry.startSpan(name)
+      spans.set(request, span)
+      telemetry.withSpan(span, done)
+    }
+    const onError: onErrorHookHandler = (request, _reply, error, done) => {
+      spans.get(request)?.fail(error)
+      done()
+    }
+    const onResponse: onResponseHookHandler = (request, _reply, done) => {
+      spans.get(request)?.end()
+      done()
+    }
+    return { preValidation: [preValidation], onError, onResponse }
+  }
   const misconfigured = new Set<OrderOperation>()
   async function scopeOf (request: FastifyRequest, reply: FastifyReply, operation: OrderOperation): Promise<OrderScope | undefined | typeof refused> {
     if (authorize === undefined) return undefined
@@ -168,6 +196,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
         // The route and the scope's shape (types and key names): hosts return user records as scopes by mistake.
         request.log.error({ err, route: request.routeOptions.url, scopeShape: shape }, 'every such request answers 500 until authorize is fixed')
       }
+      spans.get(request)?.fail(err)
       await reply.code(statusCode!).send({ statusCode, code, error: 'Internal Server Error', message })
       return refused
     }
@@ -180,31 +209,35 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
   })
   const common = { bodyLimit, onRequest: hooks?.onRequest, preHandler: hooks?.preHandler }
 
+  const listTrace = traced('order.list')
   app.post('/order/getOrderList', {
     ...common,
+    ...listTrace,
     schema: route.getOrderList,
     validatorCompiler: validatorOf(schemas.ListOrdersBody),
     // No body (or an empty one) reads the first page; a JSON null is a body, and not an object.
     // A callback hook: an async one costs a promise per request.
-    preValidation: (request, _reply, done) => {
+    preValidation: [...listTrace.preValidation, (request, _reply, done) => {
       if (request.body === undefined) request.body = {}
       done()
-    }
+    }]
   }, async (request, reply) => {
     const scope = await scopeOf(request, reply, 'getOrderList')
-    return scope === refused ? reply : rules.list(request.body, { scope })
+    return scope === refused ? reply : inSpan(request, () => rules.list(request.body, { scope }))
   })
 
-  app.post('/order/createOrder', { ...common, schema: route.createOrder, validatorCompiler: validatorOf(schemas.CreateOrderBody) }, async (request, reply) => {
+  app.post('/order/createOrder', { ...common, ...traced('order.create'), schema: route.createOrder, validatorCompiler: validatorOf(schemas.CreateOrderBody) }, async (request, reply) => {
     const scope = await scopeOf(request, reply, 'createOrder')
     if (scope === refused) return reply
-    const result = await rules.create(request.body, { scope, idempotencyKey: request.headers['idempotency-key'] })
+    const result = await inSpan(request, () => rules.create(request.body, { scope, idempotencyKey: request.headers['idempotency-key'] }))
+    spans.get(request)?.setOrderId(result.order.id)
     if (result.replayed) reply.header('idempotent-replayed', 'true')
     return reply.code(201).send(result.order)
   })
 
-  app.post('/order/updateOrderStatus', { ...common, schema: route.updateOrderStatus, validatorCompiler: validatorOf(schemas.UpdateOrderStatusBody) }, async (request, reply) => {
+  app.post('/order/updateOrderStatus', { ...common, ...traced('order.update_status'), schema: route.updateOrderStatus, validatorCompiler: validatorOf(schemas.UpdateOrderStatusBody) }, async (request, reply) => {
+    spans.get(request)?.setOrderId(request.body.id)
     const scope = await scopeOf(request, reply, 'updateOrderStatus')
-    return scope === refused ? reply : rules.updateStatus(request.body, { scope })
+    return scope === refused ? reply : inSpan(request, () => rules.updateStatus(request.body, { scope }))
   })
 }

@@ -5,6 +5,7 @@ import { customFieldRules, type CustomFieldRules } from './custom-fields/values.
 import type { CustomFieldSchemas } from './custom-fields/types.js'
 import { codes } from './errors.js'
 import { isEventId, type EventPage, type OrderEvent } from './events.js'
+import { feedNeverHeldBack, watchFeedStall, type FeedHealth } from './feed-health.js'
 import { freezer, type Freezer } from './freeze.js'
 import { page } from './limits.js'
 import { createListeners, type OrderListeners } from './listeners.js'
@@ -16,6 +17,7 @@ import { hasCapability, storageMethods, type JoinedStorage, type OrderStorage } 
 import { unavailableOnFailure } from './storage/unavailable.js'
 import { createSubscriptions, type OrderEventHandler, type SubscribeOptions, type SubscriptionStatus } from './subscriptions.js'
 import { assertValid, createAjv, type Validate } from './validation.js'
+import type { Telemetry } from './telemetry.js'
 import type { CompiledWorkflow } from './workflow.js'
 
 /** A client inside a transaction the host opened: a `pg` client from `pool.connect()`, a `pg.Client`, a PGlite transaction. */
@@ -43,6 +45,11 @@ export interface OrderService {
   subscribe: (name: string, handler: OrderEventHandler, options?: SubscribeOptions) => OrderService
   /** The subscriptions of this instance and how they are doing. */
   subscriptions: () => SubscriptionStatus[]
+  /**
+   * How long the event feed is held back by the oldest transaction still open (PostgreSQL), and that
+   * transaction's backend pid when the storage can tell; `{ heldBackSeconds: 0 }` while nothing holds it.
+   */
+  feedHealth: () => Promise<FeedHealth>
 }
 
 export interface OrderServiceConfig {
@@ -54,6 +61,9 @@ export interface OrderServiceConfig {
   eventRetention: number
   log: FastifyBaseLogger
   customFields?: CustomFieldSchemas | undefined
+  /** Milliseconds a transaction may hold the feed back before a warning; 0: never. */
+  feedStallWarning: number
+  telemetry: Telemetry
 }
 
 /**
@@ -90,30 +100,46 @@ function inTurn<T> (client: object, call: () => Promise<T>): Promise<T> {
 }
 
 /** The calls over `rules`, checking input like the routes do, copying what is stored and freezing what is handed out. */
-function callsOf (rules: OrderRules, validatorOf: (schema: object) => Validate, schemas: OrderSchemas, fields: CustomFieldRules, freeze: Freezer): OrderCalls {
+/** What the calls over the rules need: validators, custom-field rules, the freezer and the telemetry. */
+interface CallsConfig {
+  validatorOf: (schema: object) => Validate
+  schemas: OrderSchemas
+  fields: CustomFieldRules
+  freeze: Freezer
+  telemetry: Telemetry
+}
+
+/**
+ * The calls over `rules`, checking input like the routes do, copying what is stored and freezing what
+ * is handed out; each a span of its own, validation included.
+ */
+function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, telemetry }: CallsConfig): OrderCalls {
   const validateCreate = validatorOf(schemas.CreateOrderBody)
   const validateList = validatorOf(schemas.ListOrdersBody)
   const validateUpdate = validatorOf(schemas.UpdateOrderStatusBody)
   return {
-    async create (input, options) {
+    create: (input, options) => telemetry.span('order.create', async span => {
       assertValid<CreateOrderInput>(validateCreate, input)
       // A copy, so the stored order shares nothing the caller may change or see frozen later.
       // Spread defines own properties, so a "__proto__" metadata key stays data.
       const own = fields.own({ ...input, items: input.items.map(item => ({ ...item })), metadata: { ...input.metadata } })
       const scope = checkScope(options?.scope, 'the scope option of app.orders.create')
-      return freeze.order((await rules.create(own, { scope, idempotencyKey: options?.idempotencyKey })).order)
-    },
-    async list (query = {}, options) {
+      const { order } = await rules.create(own, { scope, idempotencyKey: options?.idempotencyKey })
+      span.setOrderId(order.id)
+      return freeze.order(order)
+    }),
+    list: (query = {}, options) => telemetry.span('order.list', async () => {
       assertValid<ListOrdersQuery>(validateList, query)
       const result = await rules.list(query, { scope: checkScope(options?.scope, 'the scope option of app.orders.list') })
       result.items.forEach(freeze.order)
       return result
-    },
-    async updateStatus (input, options) {
+    }),
+    updateStatus: (input, options) => telemetry.span('order.update_status', async span => {
       assertValid<UpdateOrderStatusInput>(validateUpdate, input)
+      span.setOrderId(input.id)
       const scope = checkScope(options?.scope, 'the scope option of app.orders.updateStatus')
       return freeze.order(await rules.updateStatus(fields.own({ ...input }), { scope }))
-    }
+    })
   }
 }
 
@@ -122,7 +148,7 @@ function callsOf (rules: OrderRules, validatorOf: (schema: object) => Validate, 
  * rules, so the two never disagree) and the strict validator of each schema, compiled once.
  */
 export function createOrderService (config: OrderServiceConfig) {
-  const { storage, workflow, schemas, maxPageSize, idempotencyTtl, eventRetention, log } = config
+  const { storage, workflow, schemas, maxPageSize, idempotencyTtl, eventRetention, log, telemetry } = config
 
   const validatorOf = strictValidators(schemas, config.customFields)
 
@@ -135,14 +161,25 @@ export function createOrderService (config: OrderServiceConfig) {
     ? createSubscriptions({ storage, log, readonly: freeze.event, eventRetention })
     : undefined
 
-  /** What follows a stored change: the feed's upkeep, then the listeners. */
+  // How long the feed is held back: the storage says, where it can be (PostgreSQL); never otherwise.
+  const feedHealth = storage.feedHealth === undefined
+    ? feedNeverHeldBack
+    : unavailableOnFailure(storage as Required<Pick<OrderStorage, 'feedHealth'>>, ['feedHealth']).feedHealth
+  const stallWatch = watchFeedStall({ read: feedHealth, feedStallWarning: config.feedStallWarning, log })
+  telemetry.observeHeldBack(async () => (await feedHealth()).heldBackSeconds)
+
+  /** What follows a stored (and committed) change: the feed's upkeep, the counters, then the listeners. */
   async function stored (event: OrderEvent): Promise<void> {
     retention.written()
     subscriptions?.wake()
     if (event.type === 'created') {
+      telemetry.created()
       if (listeners.has('created')) await listeners.emit('created', freeze.order(event.order))
-    } else if (listeners.has('statusChanged')) {
-      await listeners.emit('statusChanged', Object.freeze({ order: freeze.order(event.order), from: event.from, to: event.order.status }))
+    } else {
+      telemetry.statusChanged(event.from, event.order.status)
+      if (listeners.has('statusChanged')) {
+        await listeners.emit('statusChanged', Object.freeze({ order: freeze.order(event.order), from: event.from, to: event.order.status }))
+      }
     }
   }
 
@@ -164,7 +201,7 @@ export function createOrderService (config: OrderServiceConfig) {
   }
 
   const validateListEvents = validatorOf(schemas.ListEventsQuery)
-  const calls = (rules: OrderRules) => callsOf(rules, validatorOf, schemas, fields, freeze)
+  const calls = (rules: OrderRules) => callsOf(rules, { validatorOf, schemas, fields, freeze, telemetry })
 
   const orders: OrderService = {
     ...calls(rules),
@@ -198,18 +235,24 @@ export function createOrderService (config: OrderServiceConfig) {
       subscriptions.subscribe(name, handler, options)
       return orders
     },
-    subscriptions: () => subscriptions?.subscriptions() ?? []
+    subscriptions: () => subscriptions?.subscriptions() ?? [],
+    feedHealth
   }
 
   return {
     orders,
     rules,
     validatorOf,
-    /** Starts the subscriptions: the app is ready. */
-    start () { subscriptions?.start() },
+    /** Starts the subscriptions and the watch of the feed: the app is ready. */
+    start () {
+      subscriptions?.start()
+      stallWatch.start()
+    },
     /** Stops the subscriptions after their handlers in flight, and waits for a purge under way. */
     async close () {
       closing.abort()
+      telemetry.close()
+      await stallWatch.close()
       await subscriptions?.close()
       await retention.close()
     }

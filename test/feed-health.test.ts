@@ -79,9 +79,9 @@ t.test('a transaction holding the feed past feedStallWarning is warned of once, 
   t.same(lines, [], 'nothing below the threshold')
   for (const ms of [60_000, 90_000, 119_000, 120_000, 200_000, 240_000]) await look(ms, held)
   t.same(lines.map(line => [line.level, line.fields]), [
-    ['warn', { pid: 4242, startedAt: at(0), heldBackSeconds: 60 }],
-    ['warn', { pid: 4242, startedAt: at(0), heldBackSeconds: 120 }],
-    ['warn', { pid: 4242, startedAt: at(0), heldBackSeconds: 240 }]
+    ['warn', { backendPid: 4242, startedAt: at(0), heldBackSeconds: 60 }],
+    ['warn', { backendPid: 4242, startedAt: at(0), heldBackSeconds: 120 }],
+    ['warn', { backendPid: 4242, startedAt: at(0), heldBackSeconds: 240 }]
   ])
   t.match(lines[0]!.message, /pid 4242/)
   t.match(lines[0]!.message, at(0))
@@ -100,19 +100,19 @@ t.test('once the transaction no longer holds the feed, the watch says so once, a
   await look(75_000, free)
   await look(90_000, free)
   t.same(lines.map(line => [line.level, line.fields]), [
-    ['warn', { pid: 4242, startedAt: at(0), heldBackSeconds: 60 }],
-    ['info', { pid: 4242, startedAt: at(0) }]
+    ['warn', { backendPid: 4242, startedAt: at(0), heldBackSeconds: 60 }],
+    ['info', { backendPid: 4242, startedAt: at(0) }]
   ])
   t.match(lines[1]!.message, /pid 4242/)
   await look(160_000, held, 100_000)
-  t.same(lines[2]?.fields, { pid: 4242, startedAt: at(100_000), heldBackSeconds: 60 }, 'the same backend\'s next transaction')
+  t.same(lines[2]?.fields, { backendPid: 4242, startedAt: at(100_000), heldBackSeconds: 60 }, 'the same backend\'s next transaction')
 })
 
 t.test('another transaction that holds the feed past the threshold is a stall of its own', async t => {
   const { look, lines } = watch(60_000)
   await look(60_000, held)
   await look(100_000, { heldBackSeconds: 1, pid: 7 }, 20_000)
-  t.same(lines.map(line => [line.level, line.fields.pid, line.fields.startedAt]), [
+  t.same(lines.map(line => [line.level, line.fields.backendPid, line.fields.startedAt]), [
     ['warn', 4242, at(0)],
     ['info', 4242, at(0)],
     ['warn', 7, at(20_000)]
@@ -122,7 +122,7 @@ t.test('another transaction that holds the feed past the threshold is a stall of
 t.test('a transaction without a pid is warned of all the same, saying why it has none', async t => {
   const { look, lines } = watch(60_000)
   await look(60_000, { heldBackSeconds: 1 })
-  t.same(lines.map(line => [line.level, line.fields]), [['warn', { pid: undefined, startedAt: at(0), heldBackSeconds: 60 }]])
+  t.same(lines.map(line => [line.level, line.fields]), [['warn', { backendPid: undefined, startedAt: at(0), heldBackSeconds: 60 }]])
   t.match(lines[0]!.message, /prepared transaction/)
 })
 
@@ -175,7 +175,7 @@ t.test('on the system clock the watch keeps no process alive and closes at once'
   watcher.start()
   await watcher.check()
   await watcher.close()
-  t.match(lines, [{ pid: 1, heldBackSeconds: 90 }])
+  t.match(lines, [{ backendPid: 1, heldBackSeconds: 90 }])
 })
 
 t.test('a storage without a horizon, memory\'s, never holds the feed back', async t => {

@@ -6,8 +6,8 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import Fastify from 'fastify'
 import t from 'tap'
 import { codes } from '../lib/errors.js'
-import { orderPlugin } from '../lib/index.js'
-import { errorTypeOf, loadTelemetry, noTelemetry, type RouteSpan, type Telemetry } from '../lib/telemetry.js'
+import { orderPlugin, type OrderPluginOptions } from '../lib/index.js'
+import { errorTypeOf, loadTelemetry, noTelemetry } from '../lib/telemetry.js'
 
 const ALLOWED_ATTRIBUTES = ['order.id', 'order.event.type', 'order.subscription', 'error.type']
 
@@ -271,8 +271,8 @@ t.test('with the SDK', async t => {
     t.same(pointsOf(found.get('fastify_order.orders.created')), [[{}, 1]])
   })
 
-  t.test('through the plugin\'s routes, wired as the plugin will wire them: a span per request from validation on, ERROR for a 400', async t => {
-    const { app, http } = await wiredApp(telemetry)
+  t.test('through the routes: a span per request from validation on, child of the HTTP span, ERROR with its code for a 400', async t => {
+    const { app, http } = await hostApp({ authorize: request => request.headers['x-user'] === 'bad' ? { customerId: 42 } as never : true })
     t.teardown(() => app.close())
 
     const created = await app.inject({ method: 'POST', url: '/order/createOrder', payload: { customerId: 'cus_secret', currency: 'EUR', items: [{ sku: 'A', quantity: 1, unitPrice: 100 }] } })
@@ -282,6 +282,9 @@ t.test('with the SDK', async t => {
     t.equal((await app.inject({ method: 'POST', url: '/order/updateOrderStatus', payload: { id: order.id, status: 'paid' } })).statusCode, 200)
     t.equal((await app.inject({ method: 'POST', url: '/order/updateOrderStatus', payload: { id: 'ord_missing', status: 'paid' } })).statusCode, 404)
     t.equal((await app.inject({ method: 'POST', url: '/order/getOrderList', payload: { filter: { customerId: 'cus_secret' } } })).statusCode, 200)
+    t.equal((await app.inject({ method: 'POST', url: '/order/getOrderList', headers: { 'x-user': 'bad' } })).statusCode, 500)
+    // Before validation, no span: the body was never read.
+    t.equal((await app.inject({ method: 'POST', url: '/order/getOrderList', headers: { 'content-type': 'text/plain' }, payload: 'x' })).statusCode, 415)
 
     const spans = finishedSpans()
     const ours = spans.filter(span => span.instrumentationScope.name === 'fastify-order')
@@ -290,9 +293,10 @@ t.test('with the SDK', async t => {
       ['order.create', SpanStatusCode.ERROR, { 'error.type': 'FST_ERR_VALIDATION' }],
       ['order.update_status', SpanStatusCode.UNSET, { 'order.id': order.id }],
       ['order.update_status', SpanStatusCode.ERROR, { 'order.id': 'ord_missing', 'error.type': 'ORDER_NOT_FOUND' }],
-      ['order.list', SpanStatusCode.UNSET, {}]
+      ['order.list', SpanStatusCode.UNSET, {}],
+      ['order.list', SpanStatusCode.ERROR, { 'error.type': 'ORDER_INVALID_SCOPE' }]
     ])
-    const requests = spans.filter(span => span.name === http)
+    const requests = spans.filter(span => span.name === http).slice(0, ours.length)
     t.same(ours.map(span => span.parentSpanContext?.spanId), requests.map(span => span.spanContext().spanId), 'each a child of its HTTP span')
     for (const span of ours) {
       t.ok(Object.keys(span.attributes).every(key => ALLOWED_ATTRIBUTES.includes(key)), `${span.name}: only the contract's attributes`)
@@ -302,53 +306,42 @@ t.test('with the SDK', async t => {
     t.same(pointsOf(found.get('fastify_order.orders.created')), [[{}, 1]])
     t.same(pointsOf(found.get('fastify_order.orders.status_changed')), [[{ 'order.status.from': 'pending', 'order.status.to': 'paid' }, 1]])
   })
+
+  t.test('through app.orders: a span per call, child of the caller\'s active span, a failed validation included', async t => {
+    const { app } = await hostApp()
+    t.teardown(() => app.close())
+    const job = await outside.startActiveSpan('nightly job', async job => {
+      try {
+        const order = await app.orders.create({ customerId: 'cus_secret', currency: 'EUR', items: [{ sku: 'A', quantity: 1, unitPrice: 100 }] })
+        await app.orders.updateStatus({ id: order.id, status: 'paid' })
+        await app.orders.list({ filter: { customerId: 'cus_secret' } })
+        await t.rejects(app.orders.list({ limit: 0 }), { code: 'FST_ERR_VALIDATION' })
+        return { order, id: job.spanContext().spanId }
+      } finally {
+        job.end()
+      }
+    })
+    const ours = finishedSpans().filter(span => span.instrumentationScope.name === 'fastify-order')
+    t.same(ours.map(span => [span.name, span.status.code, span.attributes, span.parentSpanContext?.spanId]), [
+      ['order.create', SpanStatusCode.UNSET, { 'order.id': job.order.id }, job.id],
+      ['order.update_status', SpanStatusCode.UNSET, { 'order.id': job.order.id }, job.id],
+      ['order.list', SpanStatusCode.UNSET, {}, job.id],
+      ['order.list', SpanStatusCode.ERROR, { 'error.type': 'FST_ERR_VALIDATION' }, job.id]
+    ])
+    const found = await collected()
+    t.same(pointsOf(found.get('fastify_order.orders.created')), [[{}, 1]])
+    t.same(pointsOf(found.get('fastify_order.feed.held_back')), [[{}, 0]], 'memory storage: nothing holds the feed back')
+  })
 })
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    orderSpan: RouteSpan | null
-  }
-}
-
-/**
- * The plugin with the calls its routes and rules will make, added from outside: a span per route
- * from body validation to the response, its order's id, and the counters once a change is stored.
- * An onRequest hook stands for @fastify/otel's HTTP span.
- */
-async function wiredApp (telemetry: Telemetry): Promise<{ app: ReturnType<typeof Fastify>, http: string }> {
+/** A host's app with the plugin; an onRequest hook stands for @fastify/otel's HTTP span. */
+async function hostApp (options: OrderPluginOptions = {}): Promise<{ app: ReturnType<typeof Fastify>, http: string }> {
   const app = Fastify()
-  const names: Record<string, 'order.create' | 'order.list' | 'order.update_status'> = {
-    '/order/createOrder': 'order.create', '/order/getOrderList': 'order.list', '/order/updateOrderStatus': 'order.update_status'
-  }
-  app.decorateRequest('orderSpan', null)
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', (_request, reply, done) => {
     const span = outside.startSpan('HTTP POST')
     reply.raw.once('finish', () => span.end())
     context.with(trace.setSpan(context.active(), span), done)
   })
-  app.addHook('preValidation', (request, _reply, done) => {
-    request.orderSpan = telemetry.startSpan(names[request.routeOptions.url!]!)
-    telemetry.withSpan(request.orderSpan, done)
-  })
-  app.addHook('preHandler', (request, _reply, done) => {
-    const { id } = request.body as { id?: string }
-    if (id !== undefined) request.orderSpan!.setOrderId(id)
-    done()
-  })
-  app.addHook('preSerialization', (request, reply, payload: { id?: string }, done) => {
-    if (reply.statusCode === 201) request.orderSpan!.setOrderId(payload.id!)
-    done(null, payload)
-  })
-  app.addHook('onError', (request, _reply, error, done) => {
-    request.orderSpan?.fail(error)
-    done()
-  })
-  app.addHook('onResponse', (request, _reply, done) => {
-    request.orderSpan?.end()
-    done()
-  })
-  await app.register(orderPlugin)
-  app.orders.on('created', () => telemetry.created())
-  app.orders.on('statusChanged', ({ from, to }) => telemetry.statusChanged(from, to))
+  await app.register(orderPlugin, options)
   return { app, http: 'HTTP POST' }
 }

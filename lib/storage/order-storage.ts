@@ -1,5 +1,6 @@
 // The OrderStorage interface: what the plugin needs from a database, as small capabilities; only the orders are required.
 import type { OrderCreatedEvent, OrderEvent, OrderStatusChangedEvent } from '../events.js'
+import type { FeedHealth } from '../feed-health.js'
 import type { OrderPosition } from '../position.js'
 import type { PageFilter } from '../schemas.js'
 import type { NewOrder, Order } from '../schemas.js'
@@ -168,6 +169,12 @@ export interface JoinedStorage extends Omit<OrdersCapability, 'purgeIdempotencyK
 export interface OrderStorage extends OrdersCapability, Partial<FeedCapability>, Partial<SubscriptionsCapability>, Partial<TransactionsCapability> {
   /** Prepares the store (tables, indexes); the plugin awaits it at register, before serving. */
   init?: () => Promise<void>
+  /**
+   * For a storage whose feed an open transaction can hold back (it lists events only below the oldest
+   * one running): how long that transaction has run, and its process id where the database tells.
+   * Absent: nothing holds the feed back.
+   */
+  feedHealth?: () => Promise<FeedHealth>
 }
 
 /** The methods of each capability, as the plugin checks them at register and the conformance suite does. */
@@ -202,6 +209,8 @@ export function storageProblem (storage: unknown): string | undefined {
   if (typeof record.lease === 'function' && typeof record.listEvents !== 'function') {
     return 'storage.listEvents is not a function; a storage with subscriptions needs the event feed (listEvents, purgeEvents)'
   }
-  if (record.init !== undefined && typeof record.init !== 'function') return 'storage.init must be a function when given'
+  for (const optional of ['init', 'feedHealth']) {
+    if (record[optional] !== undefined && typeof record[optional] !== 'function') return `storage.${optional} must be a function when given`
+  }
   return undefined
 }

@@ -3,6 +3,7 @@ import { codes } from '../../errors.js'
 import { optionChecker } from '../../option-checks.js'
 import type { OrderStorage } from '../order-storage.js'
 import { runnerOf, takesNamedStatements, type PostgresClient } from './client.js'
+import { feedHealthOf } from './feed-health.js'
 import { joinTransaction, transactionOutcomes } from './join-transaction.js'
 import { checkpoint } from './sql/checkpoint.js'
 import { createOrder } from './sql/create-order.js'
@@ -74,7 +75,8 @@ export function postgresStorage (options: PostgresStorageOptions): Required<Orde
     readSubscription: readSubscription(tables, run),
     checkpoint: checkpoint(tables, run),
     release: release(tables, run),
-    joinTransaction: client => joinTransaction(tables, outcomes, client)
+    joinTransaction: client => joinTransaction(tables, outcomes, client),
+    feedHealth: feedHealthOf(tables, query)
   }
 }
 

@@ -1,12 +1,14 @@
 // How long the PostgreSQL feed is held back: the transaction at its horizon, its age and its pid.
 import { setTimeout as sleep } from 'node:timers/promises'
+import Fastify from 'fastify'
 import t from 'tap'
+import { orderPlugin } from '../../../lib/index.js'
 import { createdEvent } from '../../../lib/events.js'
 import { runnerOf, type PostgresClient } from '../../../lib/storage/postgres/client.js'
 import { feedHealthOf } from '../../../lib/storage/postgres/feed-health.js'
-import { postgresStorage } from '../../../lib/storage/postgres/index.js'
+import { postgresStorage } from '../../../lib/storage/postgres/postgres-storage.js'
 import { tablesOf } from '../../../lib/storage/postgres/tables.js'
-import { storedOrder } from '../../helper.js'
+import { eventually, logLines, storedOrder } from '../../helper.js'
 import { testDatabase } from '../../postgres-helper.js'
 
 const db = await testDatabase(t)
@@ -112,4 +114,21 @@ t.test('a role that may not see other roles\' sessions gets no pid, and how long
   t.same(Object.keys(found), ['heldBackSeconds'], 'no pid')
   t.ok(found.heldBackSeconds >= 3599 && found.heldBackSeconds < 3700, `held back ${found.heldBackSeconds} s`)
   t.equal((await until(health, found => found.pid === writer.pid)).pid, writer.pid, 'a role that may see it gets the pid')
+})
+
+t.test('app.orders.feedHealth names the open transaction, and the plugin warns of it past feedStallWarning until it ends', async t => {
+  const { lines, stream } = logLines()
+  const app = Fastify({ logger: { stream } })
+  t.teardown(() => app.close())
+  await app.register(orderPlugin, { storage: postgresStorage({ client: db.client, table: db.freshTable() }), feedStallWarning: 1000 })
+  await app.ready()
+  const writer = await openWriter()
+  const found = await until(() => app.orders.feedHealth(), found => found.pid === writer.pid && found.heldBackSeconds >= 1)
+  t.equal(found.pid, writer.pid)
+  await eventually('a warning names the transaction', () => lines.some(line => line.level === 40 && /held the event feed back/.test(line.msg)))
+  const warning = lines.find(line => line.level === 40 && /held the event feed back/.test(line.msg))!
+  t.equal(warning.backendPid, writer.pid, db.server ? 'the pid of the session left idle in transaction' : 'none for a prepared transaction')
+  t.match(warning.startedAt, /^\d{4}-\d\d-\d\dT/)
+  await writer.commit()
+  await eventually('the end of the stall is logged', () => lines.some(line => line.level === 30 && /no longer holds the event feed back/.test(line.msg)))
 })
