@@ -134,6 +134,70 @@ function readJsonOnly (app: FastifyInstance): void {
   })
 }
 
+/**
+ * Each route's span, from body validation on (a 400 included), the active span while the rules run:
+ * hooks for the route, and a way to run in its span. With no telemetry (no @opentelemetry/api) the
+ * routes get no hooks at all.
+ */
+function routeSpans (telemetry: Telemetry) {
+  const spans = new WeakMap<FastifyRequest, RouteSpan>()
+  return {
+    spanOf: (request: FastifyRequest) => spans.get(request),
+    inSpan<T> (request: FastifyRequest, run: () => T): T {
+      const span = spans.get(request)
+      return span === undefined ? run() : telemetry.withSpan(span, run)
+    },
+    traced (name: OperationSpanName) {
+      if (telemetry === noTelemetry) return { preValidation: [], onError: undefined, onResponse: undefined }
+      const preValidation: preValidationHookHandler = (request, _reply, done) => {
+        const span = telemetry.startSpan(name)
+        spans.set(request, span)
+        telemetry.withSpan(span, done)
+      }
+      const onError: onErrorHookHandler = (request, _reply, error, done) => {
+        spans.get(request)?.fail(error)
+        done()
+      }
+      const onResponse: onResponseHookHandler = (request, _reply, done) => {
+        spans.get(request)?.end()
+        done()
+      }
+      return { preValidation: [preValidation], onError, onResponse }
+    }
+  }
+}
+
+/** What a route does instead of running when authorize gave no scope: it has answered already. */
+const refused = Symbol('refused')
+
+/**
+ * The scope of a request: authorize's decision, checked. An authorize that gives something not a
+ * scope is the host's error: the request reads and writes nothing and answers 500
+ * ORDER_INVALID_SCOPE, sent here so that it is logged once per operation rather than once per
+ * request (as an error thrown to Fastify would be).
+ */
+function scopeReader (authorize: Authorize | undefined, spanOf: (request: FastifyRequest) => RouteSpan | undefined) {
+  const misconfigured = new Set<OrderOperation>()
+  return async function scopeOf (request: FastifyRequest, reply: FastifyReply, operation: OrderOperation): Promise<OrderScope | undefined | typeof refused> {
+    if (authorize === undefined) return undefined
+    const decision = await authorize(request, operation)
+    if (decision === false) throw new codes.ORDER_FORBIDDEN(operation)
+    try {
+      return checkScope(decision, `authorize for ${operation}`)
+    } catch (err) {
+      const { code, message, statusCode, shape } = err as InstanceType<typeof codes.ORDER_INVALID_SCOPE> & { shape: string }
+      if (!misconfigured.has(operation)) {
+        misconfigured.add(operation)
+        // The route and the scope's shape (types and key names): hosts return user records as scopes by mistake.
+        request.log.error({ err, route: request.routeOptions.url, scopeShape: shape }, 'every such request answers 500 until authorize is fixed')
+      }
+      spanOf(request)?.fail(err)
+      await reply.code(statusCode!).send({ statusCode, code, error: 'Internal Server Error', message })
+      return refused
+    }
+  }
+}
+
 export async function orderRoutes (fastify: FastifyInstance, options: OrderRoutesOptions): Promise<void> {
   const { rules, schemas, bodyLimit, authorize, hooks, telemetry } = options
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -153,54 +217,8 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     return ({ httpPart }) => httpPart === 'body' ? validate : accept
   }
 
-  // An authorize that gives something not a scope is the host's error: the request reads and writes
-  // nothing and answers 500 ORDER_INVALID_SCOPE, sent here so that it is logged once per operation
-  // rather than once per request (as an error thrown to Fastify would be).
-  const refused = Symbol('refused')
-
-  // Each route's span covers the request from body validation on, a 400 included, and is the active
-  // span while the rules run; the hooks are there only with @opentelemetry/api installed.
-  const spans = new WeakMap<FastifyRequest, RouteSpan>()
-  const inSpan = <T>(request: FastifyRequest, run: () => T): T => {
-    const span = spans.get(request)
-    return span === undefined ? run() : telemetry.withSpan(span, run)
-  }
-  function traced (name: OperationSpanName) {
-    if (telemetry === noTelemetry) return { preValidation: [], onError: undefined, onResponse: undefined }
-    const preValidation: preValidationHookHandler = (request, _reply, done) => {
-      const span = telemetry.startSpan(name)
-      spans.set(request, span)
-      telemetry.withSpan(span, done)
-    }
-    const onError: onErrorHookHandler = (request, _reply, error, done) => {
-      spans.get(request)?.fail(error)
-      done()
-    }
-    const onResponse: onResponseHookHandler = (request, _reply, done) => {
-      spans.get(request)?.end()
-      done()
-    }
-    return { preValidation: [preValidation], onError, onResponse }
-  }
-  const misconfigured = new Set<OrderOperation>()
-  async function scopeOf (request: FastifyRequest, reply: FastifyReply, operation: OrderOperation): Promise<OrderScope | undefined | typeof refused> {
-    if (authorize === undefined) return undefined
-    const decision = await authorize(request, operation)
-    if (decision === false) throw new codes.ORDER_FORBIDDEN(operation)
-    try {
-      return checkScope(decision, `authorize for ${operation}`)
-    } catch (err) {
-      const { code, message, statusCode, shape } = err as InstanceType<typeof codes.ORDER_INVALID_SCOPE> & { shape: string }
-      if (!misconfigured.has(operation)) {
-        misconfigured.add(operation)
-        // The route and the scope's shape (types and key names): hosts return user records as scopes by mistake.
-        request.log.error({ err, route: request.routeOptions.url, scopeShape: shape }, 'every such request answers 500 until authorize is fixed')
-      }
-      spans.get(request)?.fail(err)
-      await reply.code(statusCode!).send({ statusCode, code, error: 'Internal Server Error', message })
-      return refused
-    }
-  }
+  const spans = routeSpans(telemetry)
+  const scopeOf = scopeReader(authorize, spans.spanOf)
 
   const route = routeSchemasOf(schemas, {
     list: openApiSchemaOf(schemas.ListOrdersBody),
@@ -209,6 +227,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
   })
   const common = { bodyLimit, onRequest: hooks?.onRequest, preHandler: hooks?.preHandler }
 
+  const { traced, inSpan, spanOf } = spans
   const listTrace = traced('order.list')
   app.post('/order/getOrderList', {
     ...common,
@@ -230,13 +249,13 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     const scope = await scopeOf(request, reply, 'createOrder')
     if (scope === refused) return reply
     const result = await inSpan(request, () => rules.create(request.body, { scope, idempotencyKey: request.headers['idempotency-key'] }))
-    spans.get(request)?.setOrderId(result.order.id)
+    spanOf(request)?.setOrderId(result.order.id)
     if (result.replayed) reply.header('idempotent-replayed', 'true')
     return reply.code(201).send(result.order)
   })
 
   app.post('/order/updateOrderStatus', { ...common, ...traced('order.update_status'), schema: route.updateOrderStatus, validatorCompiler: validatorOf(schemas.UpdateOrderStatusBody) }, async (request, reply) => {
-    spans.get(request)?.setOrderId(request.body.id)
+    spanOf(request)?.setOrderId(request.body.id)
     const scope = await scopeOf(request, reply, 'updateOrderStatus')
     return scope === refused ? reply : inSpan(request, () => rules.updateStatus(request.body, { scope }))
   })

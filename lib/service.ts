@@ -5,7 +5,7 @@ import { customFieldRules, type CustomFieldRules } from './custom-fields/values.
 import type { CustomFieldSchemas } from './custom-fields/types.js'
 import { codes } from './errors.js'
 import { isEventId, type EventPage, type OrderEvent } from './events.js'
-import { feedNeverHeldBack, watchFeedStall, type FeedHealth } from './feed-health.js'
+import { feedNeverHeldBack, watchFeedStall, type FeedHealth } from './feed-stall.js'
 import { freezer, type Freezer } from './freeze.js'
 import { page } from './limits.js'
 import { createListeners, type OrderListeners } from './listeners.js'
@@ -144,6 +144,33 @@ function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, tel
 }
 
 /**
+ * What follows a change made in the host's transaction waits for its commit, and does not run if it
+ * rolls back; closing stops the wait (without waiting for a look under way, which on PGlite waits for
+ * that transaction to end).
+ */
+function afterCommit (joined: JoinedStorage, event: OrderEvent, stored: (event: OrderEvent) => Promise<void>, closing: AbortSignal, log: FastifyBaseLogger): void {
+  joined.settled(event.id, closing).then(async committed => {
+    if (committed && !closing.aborted) await stored(event)
+  }, err => {
+    if (!closing.aborted) log.error({ err }, 'fastify-order: could not learn whether a transaction committed; its listeners did not run')
+  })
+}
+
+/** app.orders.listEvents over `storage`'s feed: validated like every call, never a silent skip. */
+function listEventsOf (storage: OrderStorage, validate: Validate, freeze: Freezer): OrderService['listEvents'] {
+  const feed = hasCapability(storage, 'feed') ? unavailableOnFailure(storage, ['listEvents']) : undefined
+  return async (query = {}) => {
+    assertValid<ListEventsQuery>(validate, query)
+    if (feed === undefined) throw new codes.ORDER_INVALID_OPTIONS(`app.orders.listEvents needs a storage with the event feed; this storage has no ${storageMethods.feed[0]} method`)
+    const { after, limit = page.defaultEvents } = query
+    if (after !== undefined && !isEventId(after)) throw new codes.ORDER_EVENT_NOT_FOUND(after)
+    const items = await feed.listEvents({ after, limit })
+    if (items === undefined) throw new codes.ORDER_EVENT_NOT_FOUND(after)
+    return { items: items.map(freeze.event) }
+  }
+}
+
+/**
  * Builds app.orders and what the routes share with it: the rules (the only place with business
  * rules, so the two never disagree) and the strict validator of each schema, compiled once.
  */
@@ -156,7 +183,6 @@ export function createOrderService (config: OrderServiceConfig) {
   const freeze = freezer(fields)
   const listeners = createListeners(log)
   const retention = createRetention({ storage, eventRetention, log })
-  const feed = hasCapability(storage, 'feed') ? unavailableOnFailure(storage, ['listEvents']) : undefined
   const subscriptions = hasCapability(storage, 'subscriptions')
     ? createSubscriptions({ storage, log, readonly: freeze.event, eventRetention })
     : undefined
@@ -167,6 +193,7 @@ export function createOrderService (config: OrderServiceConfig) {
     : unavailableOnFailure(storage as Required<Pick<OrderStorage, 'feedHealth'>>, ['feedHealth']).feedHealth
   const stallWatch = watchFeedStall({ read: feedHealth, feedStallWarning: config.feedStallWarning, log })
   telemetry.observeHeldBack(async () => (await feedHealth()).heldBackSeconds)
+  const listEvents = listEventsOf(storage, validatorOf(schemas.ListEventsQuery), freeze)
 
   /** What follows a stored (and committed) change: the feed's upkeep, the counters, then the listeners. */
   async function stored (event: OrderEvent): Promise<void> {
@@ -189,18 +216,8 @@ export function createOrderService (config: OrderServiceConfig) {
   // Outside a transaction the change is committed: the listeners run before the caller gets the order.
   const rules = rulesOf(storage, stored)
 
-  // Listeners of a change made in the host's transaction wait for its commit; closing stops the wait
-  // (without waiting for a look under way, which on PGlite waits for that transaction to end).
   const closing = new AbortController()
-  function afterCommit (joined: JoinedStorage, event: OrderEvent): void {
-    joined.settled(event.id, closing.signal).then(async committed => {
-      if (committed && !closing.signal.aborted) await stored(event)
-    }, err => {
-      if (!closing.signal.aborted) log.error({ err }, 'fastify-order: could not learn whether a transaction committed; its listeners did not run')
-    })
-  }
 
-  const validateListEvents = validatorOf(schemas.ListEventsQuery)
   const calls = (rules: OrderRules) => callsOf(rules, { validatorOf, schemas, fields, freeze, telemetry })
 
   const orders: OrderService = {
@@ -210,7 +227,7 @@ export function createOrderService (config: OrderServiceConfig) {
         throw new codes.ORDER_INVALID_OPTIONS('app.orders.withTransaction needs a storage that can join the host\'s transaction: postgresStorage can, memoryStorage cannot; with this storage, call app.orders.create, list and updateStatus directly')
       }
       const joined = storage.joinTransaction(client)
-      const { create, list, updateStatus } = calls(rulesOf(joined, event => { afterCommit(joined, event) }))
+      const { create, list, updateStatus } = calls(rulesOf(joined, event => { afterCommit(joined, event, stored, closing.signal, log) }))
       return {
         create: (input, options) => inTurn(client, () => create(input, options)),
         list: (query, options) => inTurn(client, () => list(query, options)),
@@ -221,15 +238,7 @@ export function createOrderService (config: OrderServiceConfig) {
       listeners.on(event, listener)
       return orders
     },
-    async listEvents (query = {}) {
-      assertValid<ListEventsQuery>(validateListEvents, query)
-      if (feed === undefined) throw new codes.ORDER_INVALID_OPTIONS(`app.orders.listEvents needs a storage with the event feed; this storage has no ${storageMethods.feed[0]} method`)
-      const { after, limit = page.defaultEvents } = query
-      if (after !== undefined && !isEventId(after)) throw new codes.ORDER_EVENT_NOT_FOUND(after)
-      const items = await feed.listEvents({ after, limit })
-      if (items === undefined) throw new codes.ORDER_EVENT_NOT_FOUND(after)
-      return { items: items.map(freeze.event) }
-    },
+    listEvents,
     subscribe (name, handler, options) {
       if (subscriptions === undefined) throw new codes.ORDER_INVALID_SUBSCRIPTION(`subscribe: subscriptions need a storage with them; this storage has no ${storageMethods.subscriptions[0]} method`)
       subscriptions.subscribe(name, handler, options)

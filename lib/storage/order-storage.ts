@@ -1,6 +1,6 @@
 // The OrderStorage interface: what the plugin needs from a database, as small capabilities; only the orders are required.
 import type { OrderCreatedEvent, OrderEvent, OrderStatusChangedEvent } from '../events.js'
-import type { FeedHealth } from '../feed-health.js'
+import type { FeedHealth } from '../feed-stall.js'
 import type { OrderPosition } from '../position.js'
 import type { PageFilter } from '../schemas.js'
 import type { NewOrder, Order } from '../schemas.js'

@@ -1,6 +1,6 @@
 // The feed-stall watch: a warning naming the pid and the start past feedStallWarning, again at each doubling, a word when it ends.
 import t from 'tap'
-import { feedNeverHeldBack, pollIntervalOf, watchFeedStall, type FeedHealth, type WatchClock } from '../lib/feed-health.js'
+import { feedNeverHeldBack, pollIntervalOf, watchFeedStall, type FeedHealth, type WatchClock } from '../lib/feed-stall.js'
 
 const START = Date.parse('2026-01-01T10:00:00.000Z')
 

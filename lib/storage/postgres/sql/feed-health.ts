@@ -1,7 +1,7 @@
 // How long the event feed is held back on PostgreSQL: the transaction at the horizon the feed reads below, and since when it runs.
-import type { FeedHealth } from '../../feed-health.js'
-import type { Run } from './client.js'
-import type { Tables } from './tables.js'
+import type { FeedHealth } from '../../../feed-stall.js'
+import type { Run } from '../client.js'
+import type { Tables } from '../tables.js'
 
 /**
  * Transactions younger than this many seconds are the ordinary traffic of writes, the storage's own
