@@ -85,37 +85,46 @@ function movedOrder (current: Order, status: string, reason: string | undefined,
   return next
 }
 
+/**
+ * The order a create stores, before the storage numbers it, in the scope's store when the body names
+ * none; ORDER_FORBIDDEN for another customer or store than the scope's.
+ */
+function newOrderOf (input: CreateOrderInput, scope: OrderScope | undefined, initial: string, now: Date): NewOrder {
+  if (scope?.customerId !== undefined && scope.customerId !== input.customerId) {
+    throw new codes.ORDER_FORBIDDEN('create an order for another customer')
+  }
+  if (scope?.store !== undefined && input.store !== undefined && input.store !== scope.store) {
+    throw new codes.ORDER_FORBIDDEN('create an order in another store')
+  }
+  const total = totalOf(input.items)
+  const createdAt = now.toISOString()
+  const order: NewOrder = {
+    id: newOrderId(now.getTime()),
+    customerId: input.customerId,
+    status: initial,
+    currency: input.currency,
+    // The validated input is the order's own: a parsed request body, or app.orders' copy.
+    items: input.items,
+    total,
+    metadata: input.metadata ?? {},
+    version: 1,
+    statusHistory: [changeOf(initial, createdAt, undefined, scope)],
+    createdAt,
+    updatedAt: createdAt
+  }
+  if (input.reference !== undefined) order.reference = input.reference
+  const store = input.store ?? scope?.store
+  if (store !== undefined) order.store = store
+  return order
+}
+
 export function orderRules ({ storage, workflow, fields, maxPageSize, idempotencyTtl, changed }: OrderRulesConfig): OrderRules {
   const defaultLimit = Math.min(page.defaultSize, maxPageSize)
 
   async function create (input: CreateOrderInput, { scope, idempotencyKey }: OrderCallOptions = {}) {
     if (idempotencyKey !== undefined) checkIdempotencyKey(idempotencyKey)
-    if (scope?.customerId !== undefined && scope.customerId !== input.customerId) {
-      throw new codes.ORDER_FORBIDDEN('create an order for another customer')
-    }
-    if (scope?.store !== undefined && input.store !== undefined && input.store !== scope.store) {
-      throw new codes.ORDER_FORBIDDEN('create an order in another store')
-    }
-    const store = input.store ?? scope?.store
-    const total = totalOf(input.items)
     const now = new Date()
-    const createdAt = now.toISOString()
-    const order: NewOrder = {
-      id: newOrderId(now.getTime()),
-      customerId: input.customerId,
-      status: workflow.initial,
-      currency: input.currency,
-      // The validated input is the order's own: a parsed request body, or app.orders' copy.
-      items: input.items,
-      total,
-      metadata: input.metadata ?? {},
-      version: 1,
-      statusHistory: [changeOf(workflow.initial, createdAt, undefined, scope)],
-      createdAt,
-      updatedAt: createdAt
-    }
-    if (input.reference !== undefined) order.reference = input.reference
-    if (store !== undefined) order.store = store
+    const order = newOrderOf(input, scope, workflow.initial, now)
     fields.fill(order, input)
     const claim = idempotencyKey === undefined
       ? undefined
