@@ -24,6 +24,10 @@ const USAGE = `Usage: npm run bench -- [options]
   --route <name>     only this route: getOrderList or createOrder (repeatable; default both)
   --reference        every createOrder body carries a reference of its own (unique per customer
                      in every server: the plugin's index and the hand-written one)
+  --store <where>    also load the plugin on each database storage with its orders in a store, in
+                     tables of its own, and report its ratio to the plugin without: "scope" (authorize
+                     gives { store: 'eu' }) or "body" (createOrder sends "store":"eu", getOrderList
+                     filters by it)
   --only <part>      http (req/s), custom-fields (createOrder with custom fields against without,
                      memory storage, and the same pair on bare Fastify), store (page cost and heap
                      per order), feed (events read per second, subscription latency) or soak
@@ -50,6 +54,7 @@ const { values: flags } = parseArgs({
     'memory-only': { type: 'boolean', default: false },
     route: { type: 'string', multiple: true },
     reference: { type: 'boolean', default: false },
+    store: { type: 'string' },
     only: { type: 'string' },
     quick: { type: 'boolean', default: false },
     source: { type: 'boolean', default: false },
@@ -67,6 +72,7 @@ const duration = Number(flags.duration ?? (quick ? 1 : 2))
 const rounds = Number(flags.rounds ?? (quick ? 2 : 10))
 const warmup = Number(flags.warmup ?? (quick ? 1 : 2))
 const connections = Number(flags.connections)
+if (flags.store !== undefined && flags.store !== 'scope' && flags.store !== 'body') throw new Error(`unknown --store ${flags.store}; use scope or body`)
 
 function defaultStorages (): StorageName[] {
   if (!hasPostgresAdapter()) return []
@@ -94,6 +100,8 @@ interface Server {
   child: ChildProcess
   /** The application_name of its PostgreSQL connections, if it has any. */
   applicationName?: string
+  /** Its orders are in a store, named in the bodies it gets (--store body). */
+  storeInBody?: boolean
 }
 
 async function start (name: string, file: string, env: Record<string, string> = {}, execArgv: string[] = []): Promise<Server> {
@@ -126,6 +134,15 @@ const bodies = {
 }
 type Route = keyof typeof bodies
 
+/** The body of `route` for `server`: with --store body, in (or filtered by) the store "eu". */
+function bodyOf (server: Server, route: Route, body = bodies[route]): string {
+  if (server.storeInBody !== true) return body
+  const parsed = JSON.parse(body)
+  if (route === 'createOrder') parsed.store = 'eu'
+  else parsed.filter = { ...parsed.filter, store: 'eu' }
+  return JSON.stringify(parsed)
+}
+
 async function post (server: Server, route: Route, body: string): Promise<void> {
   const response = await fetch(`${server.url}/order/${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
   if (!response.ok) throw new Error(`${server.name} ${route} answered ${response.status}: ${await response.text()}`)
@@ -135,12 +152,12 @@ async function post (server: Server, route: Route, body: string): Promise<void> 
 /** 1000 orders over 10 customers, so the filtered page is a full one with a next cursor. */
 async function seed (server: Server): Promise<void> {
   for (let batch = 0; batch < 100; batch++) {
-    await Promise.all(Array.from({ length: 10 }, (_, customer) => post(server, 'createOrder', JSON.stringify({
+    await Promise.all(Array.from({ length: 10 }, (_, customer) => post(server, 'createOrder', bodyOf(server, 'createOrder', JSON.stringify({
       customerId: `cus_${customer}`,
       currency: 'EUR',
       items: [{ sku: `SKU-${batch}`, quantity: 1 + customer, unitPrice: 100 * batch }],
       metadata: { batch: String(batch) }
-    }))))
+    })))))
   }
 }
 
@@ -166,7 +183,7 @@ let backends: BackendCpu | undefined
 
 let references = 0
 
-async function load (server: Server, route: Route, seconds: number, body = bodies[route]): Promise<Load> {
+async function load (server: Server, route: Route, seconds: number, body = bodyOf(server, route)): Promise<Load> {
   const databaseCpu = async () => server.applicationName === undefined ? undefined : await backends?.cpu(server.applicationName)
   const databaseBefore = await databaseCpu()
   const cpuBefore = await cpuTime(server)
@@ -190,12 +207,13 @@ async function load (server: Server, route: Route, seconds: number, body = bodie
   return { rate: result.requests.average, cpu, database }
 }
 
-/** One storage's servers: the plugin, and the same job hand-written with and without an outbox. */
+/** One storage's servers: the plugin, and the same job hand-written with and without an outbox; with --store, the plugin with a store. */
 interface DatabaseServers {
   storage: StorageName
   plugin: Server
   outbox: Server
   plain: Server
+  stored?: Server
 }
 
 async function benchHttp (): Promise<void> {
@@ -223,13 +241,19 @@ async function benchHttp (): Promise<void> {
         outbox: await launch(`${storage} + outbox`, 'baseline-sql.ts', { BENCH_STORAGE: storage, BENCH_OUTBOX: '1' }, `sql-${storage}`),
         plain: await launch(`${storage}, no outbox`, 'baseline-sql.ts', { BENCH_STORAGE: storage, BENCH_OUTBOX: '0' }, `sql-plain-${storage}`)
       }
+      if (flags.store !== undefined) {
+        const where: Record<string, string> = flags.store === 'scope' ? { BENCH_SCOPE: JSON.stringify({ store: 'eu' }) } : {}
+        group.stored = await launch(`plugin (${storage}, store in the ${flags.store})`, 'plugin.ts', { BENCH_STORAGE: storage, BENCH_TABLE: 'fastify_order_bench_in_store', ...where }, `plugin-store-${storage}`)
+        group.stored.storeInBody = flags.store === 'body'
+      }
       databases.push(group)
-      servers.push(group.plugin, group.outbox, group.plain)
+      servers.push(group.plugin, group.outbox, group.plain, ...group.stored === undefined ? [] : [group.stored])
     }
     for (const server of servers) await seed(server)
     console.log(`HTTP: ${rounds} alternating rounds of ${duration} s per server after a ${warmup} s warmup, ${connections} connections`)
     const rows: string[][] = []
     const databaseRows: string[][] = []
+    const storeRows: string[][] = []
     for (const route of (flags.route ?? Object.keys(bodies)) as Route[]) {
       if (!Object.hasOwn(bodies, route)) throw new Error(`unknown route ${route}; use ${Object.keys(bodies).join(' or ')}`)
       for (const server of [plugin, baseline]) await load(server, route, warmup)
@@ -255,7 +279,10 @@ async function benchHttp (): Promise<void> {
       // The database storages after the ratio rounds, so a database server's background work
       // (checkpoints, autovacuum) never lands in them. A page is read by the same SQL with or without
       // an outbox, so the hand-written server without one is loaded for createOrder only.
-      const measuredOf = (group: DatabaseServers) => route === 'createOrder' ? [group.plugin, group.outbox, group.plain] : [group.plugin, group.outbox]
+      const measuredOf = (group: DatabaseServers) => [
+        ...route === 'createOrder' ? [group.plugin, group.outbox, group.plain] : [group.plugin, group.outbox],
+        ...group.stored === undefined ? [] : [group.stored]
+      ]
       const measured = databases.flatMap(measuredOf)
       for (const server of measured) await load(server, route, warmup)
       for (let round = 1; measured.length > 0 && round <= rounds; round++) {
@@ -266,6 +293,7 @@ async function benchHttp (): Promise<void> {
             suffix.push(`plugin / no outbox ${ratio(`${group.storage} plain`, group.plugin, group.plain).toFixed(3)}`)
             suffix.push(`outbox / no outbox ${ratio(`${group.storage} outbox price`, group.outbox, group.plain).toFixed(3)}`)
           }
+          if (group.stored !== undefined) suffix.push(`with a store / without ${ratio(`${group.storage} store`, group.stored, group.plugin).toFixed(3)}`)
           report(round, measuredOf(group), `; ${suffix.join(', ')}`)
         }
       }
@@ -285,6 +313,10 @@ async function benchHttp (): Promise<void> {
           medianRatio(`${group.storage} outbox`), cpuOf(group.plugin, group.outbox), databaseCpuOf(group.plugin, group.outbox),
           create ? format(medianOf(group.plain, 'rate')) : '–', create ? medianRatio(`${group.storage} plain`) : '–',
           create ? medianRatio(`${group.storage} outbox price`) : '–'])
+        if (group.stored !== undefined) {
+          storeRows.push([route, group.storage, format(medianOf(group.plugin, 'rate')), format(medianOf(group.stored, 'rate')),
+            medianRatio(`${group.storage} store`), cpuOf(group.stored, group.plugin), databaseCpuOf(group.stored, group.plugin)])
+        }
       }
     }
     console.log()
@@ -294,6 +326,11 @@ async function benchHttp (): Promise<void> {
       console.log('createOrder inserts the order and a Debezium-style outbox row in one statement, or the order alone):')
       printTable(['route', 'storage', 'plugin req/s', 'hand-written + outbox req/s', 'ratio (median)', 'Node CPU µs/req plugin / hand-written',
         'PostgreSQL CPU µs/req plugin / hand-written', 'hand-written, no outbox req/s', 'plugin / no outbox (median)', 'outbox / no outbox (median)'], databaseRows)
+    }
+    if (storeRows.length > 0) {
+      console.log(`\nThe plugin with its orders in a store (${flags.store === 'scope' ? 'the store from the scope authorize gives' : 'the store named in each body'}), against the plugin without:`)
+      printTable(['route', 'storage', 'without a store req/s', 'with a store req/s', 'with / without (median)', 'Node CPU µs/req with / without',
+        'PostgreSQL CPU µs/req with / without'], storeRows)
     }
   } finally {
     for (const server of servers) await stop(server)

@@ -1,8 +1,9 @@
-// Page cost on PostgreSQL at 10,000 and 1,000,000 orders with a skewed spread, through app.orders.list.
+// Page cost on PostgreSQL at 10,000 and 1,000,000 orders with a skewed spread, through app.orders.list, with and without a store.
 // Run by bench/run.ts (`npm run bench -- --only scale-pg`): on the server at DATABASE_URL, else PGlite.
+import { createHash } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import Fastify from 'fastify'
-import type { ListOrdersFilter } from '../lib/index.js'
+import type { ListOrdersFilter, OrderScope } from '../lib/index.js'
 import { formatCount, median, printTable } from './report.js'
 import { loadPlugin, openStorage } from './storages.js'
 
@@ -21,41 +22,68 @@ await app.ready()
 
 /**
  * Orders `from + 1` to `to`, one a second, in SQL: the 30 oldest are shipped (a rare status at the old
- * end), the rest pending, paid or cancelled; 500 customers. Each a real order document.
+ * end), the rest pending, paid or cancelled; 500 customers. Stores "eu", "us" and none in turn, but
+ * orders 31 to 60 are the "outlet" store's (a rare store at the old end); every order has a reference,
+ * shared by the 1,000 orders of one run (one per customer and store). Each a real order document.
  */
 async function fill (from: number, to: number): Promise<void> {
-  await client!.query(`INSERT INTO ${TABLE} (id, customer_id, status, created_at, version, document)
-    SELECT o.id, o.customer_id, o.status, o.created_at, 1, json_build_object(
-      'id', o.id, 'customerId', o.customer_id, 'status', o.status, 'currency', 'EUR',
+  await client!.query(`INSERT INTO ${TABLE} (id, customer_id, status, created_at, version, store, reference, document)
+    SELECT o.id, o.customer_id, o.status, o.created_at, 1, o.store, o.reference, json_strip_nulls(json_build_object(
+      'id', o.id, 'reference', o.reference, 'store', o.store, 'customerId', o.customer_id, 'status', o.status, 'currency', 'EUR',
       'items', json_build_array(json_build_object('sku', 'A-1', 'quantity', 2, 'unitPrice', 1250)), 'total', 2500,
       'metadata', json_build_object(), 'version', 1,
       'statusHistory', json_build_array(json_build_object('status', o.status, 'at', o.created_at)),
-      'createdAt', o.created_at, 'updatedAt', o.created_at)
+      'createdAt', o.created_at, 'updatedAt', o.created_at))
     FROM (
       SELECT lpad(to_hex(i), 12, '0') || md5(i::text) AS id, 'cus_' || (i % 500) AS customer_id,
         CASE WHEN i <= 30 THEN 'shipped' ELSE (ARRAY['pending', 'paid', 'cancelled'])[1 + i % 3] END AS status,
+        CASE WHEN i BETWEEN 31 AND 60 THEN 'outlet' ELSE (ARRAY['eu', 'us', NULL])[1 + i % 3] END AS store,
+        'ref_' || (i / 1000) AS reference,
         to_char(timestamp '2020-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
       FROM generate_series($1::int + 1, $2::int) AS i) AS o`, [from, to])
   await client!.query(`ANALYZE ${TABLE}`)
 }
 
+/** The id the fill gives order `i`, and the number the storage gave it. */
+const idOf = (i: number) => i.toString(16).padStart(12, '0') + createHash('md5').update(String(i)).digest('hex')
+const numberOf = async (i: number) => Number((await client!.query(`SELECT number FROM ${TABLE} WHERE id = $1`, [idOf(i)])).rows[0].number)
+
 const instant = (i: number) => new Date(Date.parse('2020-01-01T00:00:00.000Z') + i * 1000).toISOString()
-const shapes: Array<[string, (size: number) => ListOrdersFilter]> = [
+const euStaff = { store: 'eu', actor: 'staff_7' }
+/** A page's filter at a size, and the scope it is read under. */
+type Shape = [name: string, filterOf: (size: number) => ListOrdersFilter | Promise<ListOrdersFilter>, scope?: OrderScope]
+const shapes: Shape[] = [
   ['none', () => ({})],
   ['customer', () => ({ customerId: 'cus_7' })],
   ['status: shipped (the 30 oldest)', () => ({ status: 'shipped' })],
   ['status: [shipped, cancelled]', () => ({ status: ['shipped', 'cancelled'] })],
   ['customer + status', () => ({ customerId: 'cus_7', status: 'paid' })],
-  ['created range', size => ({ createdFrom: instant(size / 4), createdTo: instant(size / 2) })]
+  ['created range', size => ({ createdFrom: instant(size / 4), createdTo: instant(size / 2) })],
+  ['store: eu', () => ({ store: 'eu' })],
+  ['store: outlet (30 old orders)', () => ({ store: 'outlet' })],
+  ['store + status', () => ({ store: 'eu', status: 'paid' })],
+  ['store + status: shipped', () => ({ store: 'eu', status: 'shipped' })],
+  ['store: outlet + status', () => ({ store: 'outlet', status: 'cancelled' })],
+  ['store + customer', () => ({ store: 'us', customerId: 'cus_7' })],
+  ['store + customer + status', () => ({ store: 'us', customerId: 'cus_7', status: 'pending' })],
+  ['store + created range', size => ({ store: 'eu', createdFrom: instant(size / 4), createdTo: instant(size / 2) })],
+  ['store: outlet + created range', size => ({ store: 'outlet', createdFrom: instant(1), createdTo: instant(size / 2) })],
+  ['eu scope', () => ({}), euStaff],
+  ['eu scope + status', () => ({ status: 'cancelled' }), euStaff],
+  ['eu scope + customer', () => ({ customerId: 'cus_11' }), euStaff],
+  ['eu scope + ids', size => ({ ids: [1, 2, 3, size / 2, size / 2 + 1, size].map(idOf) }), euStaff],
+  ['eu scope + number', async size => ({ number: await numberOf(size / 2 + 1) }), euStaff],
+  ['eu scope + reference', size => ({ reference: `ref_${size / 2000}` }), euStaff],
+  ['eu scope + reference + customer', size => ({ reference: `ref_${size / 2000}`, customerId: 'cus_7' }), euStaff]
 ]
 
 /** Median time of one page, in ms, over PAGES pages after a warm-up. */
-async function pageTime (filter: ListOrdersFilter): Promise<number> {
-  for (let page = 0; page < 10; page++) await app.orders.list({ filter, limit: 20 })
+async function pageTime (filter: ListOrdersFilter, scope?: OrderScope): Promise<number> {
+  for (let page = 0; page < 10; page++) await app.orders.list({ filter, limit: 20 }, { scope })
   const times: number[] = []
   for (let page = 0; page < PAGES; page++) {
     const start = process.hrtime.bigint()
-    await app.orders.list({ filter, limit: 20 })
+    await app.orders.list({ filter, limit: 20 }, { scope })
     times.push(Number(process.hrtime.bigint() - start) / 1e6)
   }
   return median(times)
@@ -67,13 +95,13 @@ const started = Date.now()
 for (const size of [small, large]) {
   await fill(stored, size)
   stored = size
-  for (const [name, filterOf] of shapes) costs.set(`${name} ${size}`, await pageTime(filterOf(size)))
+  for (const [name, filterOf, scope] of shapes) costs.set(`${name} ${size}`, await pageTime(await filterOf(size), scope))
 }
 const seconds = ((Date.now() - started) / 1000).toFixed(0)
 await app.close()
 await close()
 
-console.log(`Page cost on ${where === 'postgres' ? 'PostgreSQL' : 'PGlite'} (limit 20, newest first, app.orders.list, median ms of ${PAGES} pages) at ${formatCount(small)} and ${formatCount(large)} orders, the 30 oldest shipped (${seconds} s with the fills):`)
+console.log(`Page cost on ${where === 'postgres' ? 'PostgreSQL' : 'PGlite'} (limit 20, newest first, app.orders.list, median ms of ${PAGES} pages) at ${formatCount(small)} and ${formatCount(large)} orders, the 30 oldest shipped, the next 30 the outlet store's (${seconds} s with the fills):`)
 printTable(['filter', `ms at ${formatCount(small)}`, `ms at ${formatCount(large)}`, 'ratio'], shapes.map(([name]) => {
   const [a, b] = [costs.get(`${name} ${small}`)!, costs.get(`${name} ${large}`)!]
   return [name, a.toFixed(2), b.toFixed(2), (b / a).toFixed(2)]

@@ -32,13 +32,17 @@ function store (storage: OrderStorage, order: NewOrder) {
 
 /**
  * The `index`-th order of the store, one second after the previous one, with the spread of a shop with
- * history: the 30 oldest are shipped (a rare status, at the old end), the rest pending, paid or cancelled.
+ * history: the 30 oldest are shipped (a rare status, at the old end), the rest pending, paid or cancelled;
+ * three in five in the store "eu", one in "us", one in none, but the next 30 in "outlet" (a rare store,
+ * at the old end).
  */
 function orderAt (index: number): NewOrder {
   const createdAt = createdAtOf(index)
   const status = index < 30 ? 'shipped' : STATUSES[index % STATUSES.length]!
   const statusHistory = status === 'pending' ? [{ status, at: createdAt }] : [{ status: 'pending', at: createdAt }, { status, at: createdAt }]
+  const store = index >= 30 && index < 60 ? 'outlet' : ['us', undefined, 'eu', 'eu', 'eu'][index % 5]
   return {
+    ...store !== undefined && { store },
     id: randomUUID(),
     customerId: `cus_${index % CUSTOMERS}`,
     status,
@@ -86,7 +90,12 @@ const filters: Array<[string, (size: number) => ListOrdersFilter]> = [
   ['a common status', () => ({ status: 'paid' })],
   ['the rare status', () => ({ status: 'shipped' })],
   ['a rare and a common status', () => ({ status: ['shipped', 'cancelled'] })],
-  ['created range', size => ({ createdFrom: createdAtOf(Math.floor(size / 4)), createdTo: createdAtOf(Math.floor(size * 3 / 4)) })]
+  ['created range', size => ({ createdFrom: createdAtOf(Math.floor(size / 4)), createdTo: createdAtOf(Math.floor(size * 3 / 4)) })],
+  ['a store', () => ({ store: 'eu' })],
+  ['the rare store', () => ({ store: 'outlet' })],
+  ['store and a status', () => ({ store: 'us', status: 'paid' })],
+  ['store and customer', () => ({ store: 'eu', customerId: 'cus_7' })],
+  ['store, customer and a status', () => ({ store: 'eu', customerId: 'cus_7', status: ['pending', 'cancelled'] })]
 ]
 const ORDERS = ['desc', 'asc'] as const
 

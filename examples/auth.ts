@@ -1,4 +1,4 @@
-// Example: orders behind JWT authentication, scoped per customer, rate limited. `npm run example:auth`.
+// Example: orders behind JWT authentication, scoped per customer or per store, signed by staff, rate limited. `npm run example:auth`.
 import Fastify, { type FastifyRequest, type FastifyServerOptions } from 'fastify'
 import jwt from '@fastify/jwt'
 import rateLimit from '@fastify/rate-limit'
@@ -10,17 +10,22 @@ import orderPlugin, { type Authorize } from '../lib/index.js'
 import { addressOf, logDocsAddress } from './server.js'
 import { createExampleStorage, type ExampleStorage } from './storage.js'
 
-// What our tokens carry: the customer in `sub` (or a `customerId` claim), or `admin: true` for staff.
+// What our tokens carry: the customer in `sub` (or a `customerId` claim); for staff, their id in `sub`
+// and `admin: true` (every store) or `store` (the one store they work for).
 declare module '@fastify/jwt' {
   interface FastifyJWT {
-    payload: { sub?: string, customerId?: string, admin?: boolean }
+    payload: { sub?: string, customerId?: string, admin?: boolean, store?: string }
   }
 }
 
-/** Staff see everything; a customer sees only their own orders and may only cancel them. */
+/**
+ * Admins see everything; staff of a store see and move that store's orders only; a customer sees only
+ * their own orders and may only cancel them. Every change a staff member makes carries their id (`by`).
+ */
 const authorize: Authorize = (request, operation) => {
-  const { admin, customerId, sub } = request.user as { sub?: string, customerId?: string, admin?: boolean }
-  if (admin === true) return true
+  const { admin, customerId, sub, store } = request.user as { sub?: string, customerId?: string, admin?: boolean, store?: string }
+  if (admin === true) return sub === undefined ? true : { actor: sub }
+  if (store !== undefined) return sub === undefined ? false : { store, actor: sub }
   const customer = customerId ?? sub
   if (customer === undefined) return false
   if (operation === 'updateOrderStatus' && (request.body as { status?: unknown }).status !== 'cancelled') return false
@@ -76,7 +81,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     // Without a secret of your own, print tokens to try the routes with.
     app.log.warn({
       customer: app.jwt.sign({ sub: 'cus_42' }),
-      admin: app.jwt.sign({ sub: 'staff_1', admin: true })
+      admin: app.jwt.sign({ sub: 'staff_1', admin: true }),
+      euStaff: app.jwt.sign({ sub: 'staff_7', store: 'eu' })
     }, 'JWT_SECRET is not set: using a development secret; tokens to try')
   }
   closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto'
 import { codes } from './errors.js'
 import { IdempotencyKeySchema, type Order, type CreateOrderInput } from './schemas.js'
+import type { OrderScope } from './scope.js'
 import type { CreateResult, IdempotencyClaim } from './storage/order-storage.js'
 
 /** The Idempotency-Key header's rule in words, for its error and its documentation. */
@@ -17,21 +18,29 @@ export function checkIdempotencyKey (key: string): void {
 /**
  * The body of a create as the server will store it; also what an idempotency key is bound to.
  * `customFields` is the canonical JSON of the body's custom fields, '' when it has none. A body without
- * custom fields or a reference keeps the fingerprint it had before either existed, so stored keys stay valid.
+ * custom fields, a reference or a store keeps the fingerprint it had before any existed, so stored keys
+ * stay valid. Only the body is read: a store the scope gives is not in it (the claim is scoped by it).
  */
 export function fingerprintOf (input: CreateOrderInput, customFields = ''): string {
   const metadata = input.metadata === undefined ? [] : Object.entries(input.metadata).sort(([a], [b]) => a < b ? -1 : 1)
   const items = input.items.map(({ sku, name, quantity, unitPrice }) => [sku, name ?? null, quantity, unitPrice])
   const fields: unknown[] = [input.customerId, input.currency, items, metadata]
   if (input.reference !== undefined) fields.push(input.reference)
+  // An object, so that a store is never taken for a reference of the same spelling.
+  if (input.store !== undefined) fields.push({ store: input.store })
   return createHash('sha256')
     .update(JSON.stringify(fields) + customFields)
     .digest('base64url')
 }
 
-/** The claim of a key under a scope: the same client key under two scopes gives two claims. */
-export function claimOf (key: string, scopedCustomer: string | undefined, fingerprint: string, expiresAt: string): IdempotencyClaim {
-  return { key: JSON.stringify([scopedCustomer ?? null, key]), fingerprint, expiresAt }
+/**
+ * The claim of a key under a scope: the same client key under two customers or two stores gives two
+ * claims, under two actors one. A scope without a store keeps the claim key it had before stores existed.
+ */
+export function claimOf (key: string, scope: OrderScope | undefined, fingerprint: string, expiresAt: string): IdempotencyClaim {
+  const scoped = [scope?.customerId ?? null, key]
+  if (scope?.store !== undefined) scoped.push(scope.store)
+  return { key: JSON.stringify(scoped), fingerprint, expiresAt }
 }
 
 /** The first order of a key that was claimed already, or the error that says why it cannot be returned. */

@@ -7,13 +7,13 @@ import { checkIdempotencyKey, claimOf, fingerprintOf, replayOf } from './idempot
 import { newOrderId } from './ids.js'
 import { page } from './limits.js'
 import { readListQuery } from './list-query.js'
-import type { CreateOrderInput, ListOrdersQuery, NewOrder, Order, OrderItem, OrderPage, UpdateOrderStatusInput } from './schemas.js'
+import type { CreateOrderInput, ListOrdersQuery, NewOrder, Order, OrderItem, OrderPage, StatusChange, UpdateOrderStatusInput } from './schemas.js'
 import type { OrderScope } from './scope.js'
 import type { OrdersCapability, StorageListQuery } from './storage/order-storage.js'
 import type { CompiledWorkflow } from './workflow.js'
 
 export interface OrderCallOptions {
-  /** What the caller may see and touch: with a `customerId`, only that customer's orders. */
+  /** What the caller may see and touch (with a `customerId` or a `store`, only those orders), and who acts (`actor`). */
   scope?: OrderScope | undefined
   /** createOrder only: makes a retried create safe, as the Idempotency-Key header does. */
   idempotencyKey?: string | undefined
@@ -39,6 +39,9 @@ export interface OrderRulesConfig {
   changed: (event: OrderEvent) => Promise<void> | void
 }
 
+// The filters a scope fixes.
+const SCOPED = ['customerId', 'store'] as const
+
 // A lost compare-and-set means another writer made progress; this bounds retries under a cyclic workflow.
 const MAX_UPDATE_ATTEMPTS = 32
 
@@ -52,8 +55,22 @@ function totalOf (items: readonly OrderItem[]): number {
   return total
 }
 
+/** A history entry: `reason` and `by` (the scope's actor) only when there is one. */
+function changeOf (status: string, at: string, reason: string | undefined, scope: OrderScope | undefined): StatusChange {
+  const change: StatusChange = { status, at }
+  if (reason !== undefined) change.reason = reason
+  if (scope?.actor !== undefined) change.by = scope.actor
+  return change
+}
+
+/** Whether `order` is outside `scope`: another customer's, or another store's (or of no store, under a store). */
+function outside (order: Order, scope: OrderScope | undefined): boolean {
+  return (scope?.customerId !== undefined && order.customerId !== scope.customerId) ||
+    (scope?.store !== undefined && order.store !== scope.store)
+}
+
 /** The order after a move to `status`: one more history entry, one more version. */
-function movedOrder (current: Order, status: string, reason: string | undefined, customFields: object | undefined): Order {
+function movedOrder (current: Order, status: string, reason: string | undefined, scope: OrderScope | undefined, customFields: object | undefined): Order {
   const now = new Date().toISOString()
   // History stays in time order even if this instance's clock lags the last writer's.
   const at = now > current.updatedAt ? now : current.updatedAt
@@ -61,11 +78,44 @@ function movedOrder (current: Order, status: string, reason: string | undefined,
     ...current,
     status,
     version: current.version + 1,
-    statusHistory: [...current.statusHistory, reason === undefined ? { status, at } : { status, at, reason }],
+    statusHistory: [...current.statusHistory, changeOf(status, at, reason, scope)],
     updatedAt: at
   }
   if (customFields !== undefined) (next as { customFields?: object }).customFields = customFields
   return next
+}
+
+/**
+ * The order a create stores, before the storage numbers it, in the scope's store when the body names
+ * none; ORDER_FORBIDDEN for another customer or store than the scope's.
+ */
+function newOrderOf (input: CreateOrderInput, scope: OrderScope | undefined, initial: string, now: Date): NewOrder {
+  if (scope?.customerId !== undefined && scope.customerId !== input.customerId) {
+    throw new codes.ORDER_FORBIDDEN('create an order for another customer')
+  }
+  if (scope?.store !== undefined && input.store !== undefined && input.store !== scope.store) {
+    throw new codes.ORDER_FORBIDDEN('create an order in another store')
+  }
+  const total = totalOf(input.items)
+  const createdAt = now.toISOString()
+  const order: NewOrder = {
+    id: newOrderId(now.getTime()),
+    customerId: input.customerId,
+    status: initial,
+    currency: input.currency,
+    // The validated input is the order's own: a parsed request body, or app.orders' copy.
+    items: input.items,
+    total,
+    metadata: input.metadata ?? {},
+    version: 1,
+    statusHistory: [changeOf(initial, createdAt, undefined, scope)],
+    createdAt,
+    updatedAt: createdAt
+  }
+  if (input.reference !== undefined) order.reference = input.reference
+  const store = input.store ?? scope?.store
+  if (store !== undefined) order.store = store
+  return order
 }
 
 export function orderRules ({ storage, workflow, fields, maxPageSize, idempotencyTtl, changed }: OrderRulesConfig): OrderRules {
@@ -73,31 +123,12 @@ export function orderRules ({ storage, workflow, fields, maxPageSize, idempotenc
 
   async function create (input: CreateOrderInput, { scope, idempotencyKey }: OrderCallOptions = {}) {
     if (idempotencyKey !== undefined) checkIdempotencyKey(idempotencyKey)
-    if (scope?.customerId !== undefined && scope.customerId !== input.customerId) {
-      throw new codes.ORDER_FORBIDDEN('create an order for another customer')
-    }
-    const total = totalOf(input.items)
     const now = new Date()
-    const createdAt = now.toISOString()
-    const order: NewOrder = {
-      id: newOrderId(now.getTime()),
-      customerId: input.customerId,
-      status: workflow.initial,
-      currency: input.currency,
-      // The validated input is the order's own: a parsed request body, or app.orders' copy.
-      items: input.items,
-      total,
-      metadata: input.metadata ?? {},
-      version: 1,
-      statusHistory: [{ status: workflow.initial, at: createdAt }],
-      createdAt,
-      updatedAt: createdAt
-    }
-    if (input.reference !== undefined) order.reference = input.reference
+    const order = newOrderOf(input, scope, workflow.initial, now)
     fields.fill(order, input)
     const claim = idempotencyKey === undefined
       ? undefined
-      : claimOf(idempotencyKey, scope?.customerId, fingerprintOf(input, fields.fingerprint(input)),
+      : claimOf(idempotencyKey, scope, fingerprintOf(input, fields.fingerprint(input)),
         new Date(now.getTime() + idempotencyTtl).toISOString())
     const event = createdEvent(order)
     const result = await storage.create(order, event, claim)
@@ -113,9 +144,11 @@ export function orderRules ({ storage, workflow, fields, maxPageSize, idempotenc
     const { filter, order, after, limit } = readListQuery(query, defaultLimit)
     // One order more than the page, to know whether another page follows.
     const page: StorageListQuery = Object.assign({ order, after, limit: limit + 1 }, filter)
-    if (scope?.customerId !== undefined) {
-      if (filter.customerId !== undefined && filter.customerId !== scope.customerId) return { items: [], nextCursor: null }
-      page.customerId = scope.customerId
+    // The scope is a filter the caller cannot widen: one naming another customer or store finds nothing.
+    for (const key of SCOPED) {
+      if (scope?.[key] === undefined) continue
+      if (filter[key] !== undefined && filter[key] !== scope[key]) return { items: [], nextCursor: null }
+      page[key] = scope[key]
     }
     const items = await storage.list(page)
     if (items.length <= limit) return { items, nextCursor: null }
@@ -128,9 +161,7 @@ export function orderRules ({ storage, workflow, fields, maxPageSize, idempotenc
     let lostAt = 0
     for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
       const current = await storage.get(id)
-      if (current === undefined || (scope?.customerId !== undefined && current.customerId !== scope.customerId)) {
-        throw new codes.ORDER_NOT_FOUND(id)
-      }
+      if (current === undefined || outside(current, scope)) throw new codes.ORDER_NOT_FOUND(id)
       if (expectedVersion !== undefined && current.version !== expectedVersion) {
         throw new codes.ORDER_VERSION_CONFLICT(id, expectedVersion)
       }
@@ -144,7 +175,7 @@ export function orderRules ({ storage, workflow, fields, maxPageSize, idempotenc
         throw new codes.ORDER_INVALID_TRANSITION(current.status, status)
       }
       fields.check(customFields)
-      const next = movedOrder(current, status, reason, customFields)
+      const next = movedOrder(current, status, reason, scope, customFields)
       const event = statusChangedEvent(next, current.status)
       if (await storage.replace(next, current.version, event)) {
         await changed(event)

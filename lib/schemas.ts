@@ -27,8 +27,18 @@ const Reference = Type.String({
   minLength: 1,
   maxLength: limits.referenceLength,
   pattern: VISIBLE_ASCII,
-  description: `The client's own key for the order (a cart id, a payment intent): 1 to ${limits.referenceLength} visible ASCII characters, unique per customer`
+  description: `The client's own key for the order (a cart id, a payment intent): 1 to ${limits.referenceLength} visible ASCII characters, unique per customer within a store`
 })
+
+/** A store's key: the scope's `store` keeps the same rule (lib/scope.ts). */
+export const StoreSchema = Type.String({
+  minLength: 1,
+  maxLength: limits.storeLength,
+  pattern: '^[A-Za-z0-9_.-]+$',
+  description: `The key of the store the order belongs to (a brand, a country, a channel): 1 to ${limits.storeLength} characters of A-Z, a-z, 0-9, "_", "." and "-"`
+})
+// Set by the scope's actor, never by a body: documented here, checked by the scope's rule (lib/scope.ts).
+const Actor = Type.String({ minLength: 1, maxLength: limits.actorLength, description: `Who made the change, the actor of the caller's scope: 1 to ${limits.actorLength} characters without control characters` })
 
 /** The Idempotency-Key header. The rules check it themselves, so that it answers with its own code. */
 export const IdempotencyKeySchema = Type.String({
@@ -95,6 +105,7 @@ function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefi
     id: OrderId,
     number: OrderNumber,
     reference: Type.Optional(Reference),
+    store: Type.Optional(StoreSchema),
     customerId: CustomerId,
     status: Status,
     currency: Currency,
@@ -106,7 +117,8 @@ function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefi
     statusHistory: Type.Array(Type.Object({
       status: Status,
       at: Timestamp,
-      reason: Type.Optional(Reason)
+      reason: Type.Optional(Reason),
+      by: Type.Optional(Actor)
     }, strict)),
     createdAt: Timestamp,
     updatedAt: Timestamp
@@ -147,6 +159,7 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
     items: Type.Array(InputItem, { minItems: 1, maxItems }),
     metadata: Type.Optional(Metadata),
     reference: Type.Optional(Reference),
+    store: Type.Optional(StoreSchema),
     ...inputCustomFields(order, 'order')
   }, { ...strict, ...(!fieldsRequired && { examples: [createOrder] }) })
 
@@ -160,6 +173,7 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
       ids: Type.Optional(Type.Array(OrderId, { minItems: 1, maxItems: page.maxIds })),
       number: Type.Optional(OrderNumber),
       reference: Type.Optional(Reference),
+      store: Type.Optional(StoreSchema),
       createdFrom: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive' })),
       createdTo: Type.Optional(Type.String({ format: 'date-time', description: 'Exclusive' }))
     }, strict))

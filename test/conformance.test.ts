@@ -124,7 +124,8 @@ t.test('a create that drops the reference, or numbers every order 1, fails the c
   t.same(dropped, [
     'a reference is unique per customer: a second create stores nothing, not even its claim',
     'concurrent creates with one customer\'s reference store exactly one order',
-    'list by reference walks every customer\'s orders with it, or one customer\'s, in page order'
+    'list by reference walks every customer\'s orders with it, or one customer\'s, in page order',
+    'a reference is unique per customer within a store; orders without a store count as one more store'
   ])
   const ones = await failedCases(runConformance(brokenStorage(storage => ({
     create: async (order, event, claim) => {
@@ -145,8 +146,35 @@ t.test('a list that ignores after is reported, not looped on forever', async t =
     'list starts strictly after the given position',
     'a walk visits each order once while orders are created',
     'list reflects status changes made by replace',
-    'list by reference walks every customer\'s orders with it, or one customer\'s, in page order'
+    'list by reference walks every customer\'s orders with it, or one customer\'s, in page order',
+    'list by store walks one store\'s orders, alone and with every other filter'
   ])
+})
+
+t.test('a storage that ignores stores, or keeps references unique per customer across stores, fails the store cases', async t => {
+  const unfiltered = await failedCases(runConformance(brokenStorage(storage => ({
+    list: async ({ store: _, ...query }) => storage.list(query)
+  })), { skipCapabilities: ['feed', 'subscriptions'] }))
+  t.same(unfiltered, [
+    'an order\'s store and who made each change round-trip through create, get, list and replace',
+    'list by store walks one store\'s orders, alone and with every other filter',
+    'a reference is unique per customer within a store; orders without a store count as one more store'
+  ])
+  const acrossStores = await failedCases(runConformance(brokenStorage(storage => ({
+    create: async (order, event, claim) => {
+      // (Creates with a claim, whose replays answer first, are left to the storage.)
+      const taken = order.reference !== undefined && claim === undefined && (await storage.list({ reference: order.reference, customerId: order.customerId, order: 'asc', limit: 1 })).length > 0
+      return taken ? { created: false, referenceTaken: true } : storage.create(order, event, claim)
+    }
+  })), { skipCapabilities: ['feed', 'subscriptions'] }))
+  t.same(acrossStores, ['a reference is unique per customer within a store; orders without a store count as one more store'])
+  const withoutBy = await failedCases(runConformance(brokenStorage(storage => ({
+    get: async (id) => {
+      const order = await storage.get(id)
+      return order && { ...order, statusHistory: order.statusHistory.map(({ by: _, ...change }) => change) }
+    }
+  })), { skipCapabilities: ['feed', 'subscriptions'] }))
+  t.same(withoutBy, ['an order\'s store and who made each change round-trip through create, get, list and replace'])
 })
 
 t.test('a list that ties createdAt by another id order fails the ordering cases', async t => {

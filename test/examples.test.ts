@@ -155,6 +155,30 @@ t.test('the auth example scopes a customer to their own orders and lets staff se
   t.equal(anonymous.statusCode, 403, 'a token naming no customer is denied')
 })
 
+t.test('the auth example confines staff of a store to its orders, and signs their moves with their id', async t => {
+  const app = await buildAuthServer({ logger: false }, 'test secret', exampleMemoryStorage())
+  t.teardown(() => app.close())
+  const as = (claims: object) => ({ authorization: `Bearer ${app.jwt.sign(claims)}` })
+  const euStaff = as({ sub: 'staff_7', store: 'eu' })
+  const admin = as({ sub: 'staff_1', admin: true })
+  const post = async (operation: string, headers: Record<string, string>, payload: object) => {
+    const response = await app.inject({ method: 'POST', url: `/order/${operation}`, headers, payload })
+    return { status: response.statusCode, body: response.json() }
+  }
+  const eu = await post('createOrder', euStaff, orderBody())
+  t.equal(eu.body.store, 'eu', 'an order staff create goes into their store')
+  const us = await post('createOrder', admin, orderBody({ store: 'us' }))
+  t.same((await post('getOrderList', euStaff, {})).body.items.map((order: { id: string }) => order.id), [eu.body.id])
+  t.equal((await post('updateOrderStatus', euStaff, { id: us.body.id, status: 'paid' })).status, 404, 'another store\'s order is not revealed')
+  t.equal((await post('createOrder', euStaff, orderBody({ store: 'us' }))).status, 403)
+  const paid = await post('updateOrderStatus', euStaff, { id: eu.body.id, status: 'paid', reason: 'bank transfer received' })
+  const shipped = await post('updateOrderStatus', admin, { id: eu.body.id, status: 'shipped' })
+  t.equal(paid.status, 200)
+  t.same(shipped.body.statusHistory.map(({ status, by }: { status: string, by?: string }) => [status, by]),
+    [['pending', 'staff_7'], ['paid', 'staff_7'], ['shipped', 'staff_1']], 'who moved it, at every step')
+  t.equal((await post('getOrderList', as({ store: 'eu' }), {})).status, 403, 'a staff token naming no one is denied')
+})
+
 t.test('the auth example rate limits the order routes', async t => {
   const app = await buildAuthServer({ logger: false }, 'test secret', exampleMemoryStorage())
   t.teardown(() => app.close())

@@ -7,7 +7,7 @@ import t from 'tap'
 import orderPlugin, {
   defaultWorkflow, memoryStorage, type CreateOrderInput, type ListOrdersFilter, type Order, type OrderStorage
 } from '../lib/index.js'
-import { CUSTOMERS, allowed, createBodyArb, sameRequest, statusArb } from './order-arbitraries.js'
+import { CUSTOMERS, STORES, allowed, createBodyArb, sameRequest, statusArb } from './order-arbitraries.js'
 
 interface Model {
   /** Every order as the server last returned it, in creation order. */
@@ -86,6 +86,7 @@ class CreateOrder implements fc.AsyncCommand<Model, Real> {
       items: body.items,
       total: body.items.reduce((sum, item) => sum + item.quantity * item.unitPrice, 0),
       metadata: body.metadata ?? {},
+      ...body.store !== undefined && { store: body.store },
       version: 1,
       statusHistory: [{ status: defaultWorkflow.initial, at: order.createdAt }],
       createdAt: order.createdAt,
@@ -166,6 +167,7 @@ class UpdateStatus implements fc.AsyncCommand<Model, Real> {
 
 interface FilterPlan {
   customerId?: string
+  store?: string
   status?: string | string[]
   ids?: { picks: number[], unknown: boolean }
   createdFrom?: { pick: number, shift: number }
@@ -189,6 +191,7 @@ class ListPage implements fc.AsyncCommand<Model, Real> {
     const { plan } = this
     const filter: ListOrdersFilter = {}
     if (plan.customerId !== undefined) filter.customerId = plan.customerId
+    if (plan.store !== undefined) filter.store = plan.store
     if (plan.status !== undefined) filter.status = plan.status
     if (plan.ids !== undefined) {
       filter.ids = plan.ids.picks.map(pick => model.orders.length === 0 ? `ord_${pick}` : model.orders[pick % model.orders.length]!.id)
@@ -202,6 +205,7 @@ class ListPage implements fc.AsyncCommand<Model, Real> {
     const expected = model.orders
       .filter(order =>
         (filter.customerId === undefined || order.customerId === filter.customerId) &&
+        (filter.store === undefined || order.store === filter.store) &&
         (statuses === undefined || statuses.includes(order.status)) &&
         (filter.ids === undefined || filter.ids.includes(order.id)) &&
         (filter.createdFrom === undefined || order.createdAt >= filter.createdFrom) &&
@@ -247,6 +251,7 @@ const commandArbs = [
   fc.tuple(
     fc.record({
       customerId: fc.constantFrom(...CUSTOMERS, 'cus_none'),
+      store: fc.constantFrom(...STORES, 'none'),
       status: fc.oneof(statusArb, fc.uniqueArray(statusArb, { minLength: 1, maxLength: 3 })),
       ids: fc.record({ picks: fc.array(fc.nat(), { minLength: 1, maxLength: 5 }), unknown: fc.boolean() }),
       createdFrom: fc.record({ pick: fc.nat(), shift: fc.integer({ min: -1, max: 1 }) }),

@@ -4,6 +4,7 @@ import { defaultWorkflow, type CreateOrderInput } from '../lib/index.js'
 
 export const STATUSES = Object.keys(defaultWorkflow.transitions)
 export const CUSTOMERS = ['cus_1', 'cus_2', 'cus_3']
+export const STORES = ['eu', 'us']
 
 export const statusArb = fc.constantFrom(...STATUSES)
 
@@ -27,7 +28,8 @@ export const createBodyArb: fc.Arbitrary<CreateOrderInput> = fc.record({
     fc.string({ minLength: 1, maxLength: 12 }).filter(key => key !== '__proto__'),
     fc.string({ maxLength: 20 }),
     { maxKeys: 4, noNullPrototype: true }
-  )
+  ),
+  store: fc.constantFrom(...STORES)
 }, { requiredKeys: ['customerId', 'currency', 'items'], noNullPrototype: true })
 
 /** Two create bodies are the same request when they would store the same order. */
@@ -36,7 +38,8 @@ export function sameRequest (a: CreateOrderInput, b: CreateOrderInput): boolean 
     body.customerId,
     body.currency,
     body.items.map(({ sku, name, quantity, unitPrice }) => [sku, name ?? null, quantity, unitPrice]),
-    Object.entries(body.metadata ?? {}).sort(([x], [y]) => x < y ? -1 : 1)
+    Object.entries(body.metadata ?? {}).sort(([x], [y]) => x < y ? -1 : 1),
+    body.store ?? null
   ])
   return canonical(a) === canonical(b)
 }

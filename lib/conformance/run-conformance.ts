@@ -5,6 +5,7 @@ import type { Capability, CaseStorage, ConformanceCase, TransactionRunner } from
 import { feedCases } from './feed-cases.js'
 import { numberCases } from './number-cases.js'
 import { orderCases } from './order-cases.js'
+import { storeCases } from './store-cases.js'
 import { subscriptionCases } from './subscription-cases.js'
 import { transactionCases } from './transaction-cases.js'
 
@@ -24,10 +25,10 @@ function methodsCase (capability: Capability): ConformanceCase {
   }
 }
 
-/** Every case: that the methods are there, then orders, numbers, joining a transaction, the event feed and subscriptions. */
+/** Every case: that the methods are there, then orders, numbers, stores, joining a transaction, the event feed and subscriptions. */
 export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
   ...(Object.keys(storageMethods) as Capability[]).map(methodsCase),
-  ...orderCases, ...numberCases, ...transactionCases, ...feedCases, ...subscriptionCases
+  ...orderCases, ...numberCases, ...storeCases, ...transactionCases, ...feedCases, ...subscriptionCases
 ])
 
 export interface ConformanceOptions {

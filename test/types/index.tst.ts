@@ -5,7 +5,7 @@ import orderPlugin, {
   codes, memoryStorage, defaultWorkflow, CreateOrderBodySchema, OrderSchema,
   type CreateOrderInput, type ListOrdersQuery, type Order, type OrderItem, type OrderPage, type OrderPluginOptions,
   type OrderService, type OrderStorage, type UpdateOrderStatusInput, type Authorize, type OrderEvent, type EventPage,
-  type SubscriptionStatus
+  type SubscriptionStatus, type OrderScope
 } from '../../lib/index.js'
 import { Type, type Static } from '@sinclair/typebox'
 
@@ -39,6 +39,17 @@ test('orders carry a number and, when given, the client\'s reference; both are f
   expect<CreateOrderInput>().type.not.toHaveProperty('number')
   expect<NonNullable<ListOrdersQuery['filter']>['number']>().type.toBe<number | undefined>()
   expect<NonNullable<ListOrdersQuery['filter']>['reference']>().type.toBe<string | undefined>()
+})
+
+test('an order\'s store, a filter by it, and who made each change are typed; a scope names a store and an actor', () => {
+  expect<Order['store']>().type.toBe<string | undefined>()
+  expect<CreateOrderInput['store']>().type.toBe<string | undefined>()
+  expect<NonNullable<ListOrdersQuery['filter']>['store']>().type.toBe<string | undefined>()
+  expect<Order['statusHistory'][number]['by']>().type.toBe<string | undefined>()
+  expect<OrderScope>().type.toBe<{ customerId?: string, store?: string, actor?: string }>()
+  expect(app.orders.list({}, { scope: { store: 'eu', actor: 'staff_7' } })).type.toBe<Promise<OrderPage>>()
+  expect(app.orders.list).type.not.toBeCallableWith({}, { scope: { store: 7 } })
+  expect<Authorize>().type.toBeAssignableFrom(() => ({ store: 'eu', actor: 'staff_7' }))
 })
 
 test('withTransaction gives the same calls on the host\'s client', () => {

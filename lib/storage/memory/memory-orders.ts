@@ -9,11 +9,12 @@ import { insert, mergePage, precedes, remove, swap } from './sorted.js'
  * The equality filters the sorted indexes answer: each index keeps one run per value of these fields
  * and a status, so a page walks exactly the orders it lists, one run per status of the filter, merged.
  * A page's equality filters pick the index with exactly those fields. A run's key joins the status
- * and the values with NULs: only the last field may hold a NUL (a customer id), so keys never collide.
+ * and the values with NULs: only the last field may hold a NUL (a customer id; a store key never
+ * does), so keys never collide.
  */
-const INDEXED: ReadonlyArray<readonly EqualityFilter[]> = [[], ['customerId']]
+const INDEXED: ReadonlyArray<readonly EqualityFilter[]> = [[], ['customerId'], ['store'], ['store', 'customerId']]
 
-type EqualityFilter = 'customerId'
+type EqualityFilter = 'customerId' | 'store'
 
 const EQUALITY = [...new Set(INDEXED.flat())]
 
@@ -37,10 +38,17 @@ function stringId (id: unknown): void {
   if (typeof id !== 'string') throw new TypeError(`fastify-order: expected a string id, got ${typeof id}`)
 }
 
-/** The key of an index run: the status, then the index's field values, joined by NULs. */
-function runKey (status: string, fields: readonly EqualityFilter[], values: Partial<Record<EqualityFilter, unknown>>): string {
+/**
+ * The key of an index run: the status, then the index's field values, joined by NULs; undefined for an
+ * order the index does not hold, one without a value of its fields (no store).
+ */
+function runKey (status: string, fields: readonly EqualityFilter[], values: Partial<Record<EqualityFilter, unknown>>): string | undefined {
   let key = status
-  for (const field of fields) key += `\u0000${values[field] as string}`
+  for (const field of fields) {
+    const value = values[field]
+    if (value === undefined) return undefined
+    key += `\u0000${value as string}`
+  }
   return key
 }
 
@@ -63,15 +71,20 @@ function pageIndexes () {
   return {
     add (order: Order): void {
       statuses.add(order.status)
-      INDEXED.forEach((fields, i) => insert(runOf(i, runKey(order.status, fields, order)), order))
+      INDEXED.forEach((fields, i) => {
+        const key = runKey(order.status, fields, order)
+        if (key !== undefined) insert(runOf(i, key), order)
+      })
       if (order.reference !== undefined) insert(byReference.get(order.reference) ?? byReference.set(order.reference, []).get(order.reference)!, order)
     },
     /** Puts `order` where `previous` (the same order, another version) was. */
     replace (previous: Order, order: Order): void {
       statuses.add(order.status)
       INDEXED.forEach((fields, i) => {
+        // The fields never change (customer and store): an order is in the same indexes at every version.
         const before = runKey(previous.status, fields, previous)
         const after = runKey(order.status, fields, order)
+        if (before === undefined || after === undefined) return
         if (before === after) swap(byIndex[i]!.get(before)!, order)
         else {
           remove(byIndex[i]!.get(before)!, previous)
@@ -86,7 +99,7 @@ function pageIndexes () {
       const index = indexOf(query)
       const fields = INDEXED[index]!
       const runs = byIndex[index]!
-      return mergePage([...query.statuses ?? statuses].map(status => runs.get(runKey(status, fields, query))), query)
+      return mergePage([...query.statuses ?? statuses].map(status => runs.get(runKey(status, fields, query)!)), query)
     }
   }
 }
@@ -98,8 +111,10 @@ function pageIndexes () {
 export function memoryOrders (append: (event: OrderEvent) => void, assertNewEvent: (event: OrderEvent) => void): OrdersCapability {
   const byId = new Map<string, Order>()
   const byNumber = new Map<number, Order>()
-  // A reference is unique per customer: the order of each customer that has it.
-  const byCustomerReference = new Map<string, Map<string, Order>>()
+  // A reference is unique per customer within a store: by reference, customer and store ('' for none,
+  // which no store key is), the order that has it.
+  const byCustomerReference = new Map<string, Map<string, Map<string, Order>>>()
+  const storesOf = (reference: string, customerId: string) => byCustomerReference.get(reference)?.get(customerId)
   const indexes = pageIndexes()
   const claims = memoryClaims()
   let lastNumber = 0
@@ -107,8 +122,8 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
   const create: OrdersCapability['create'] = async (newOrder, event, claim) => {
     const live = claim === undefined ? undefined : claims.live(claim.key, newOrder.createdAt)
     if (live !== undefined) return { created: false, order: byId.get(live.orderId)!, fingerprint: live.fingerprint }
-    const { reference, customerId } = newOrder
-    if (reference !== undefined && byCustomerReference.get(reference)?.has(customerId) === true) return { created: false, referenceTaken: true }
+    const { reference, customerId, store = '' } = newOrder
+    if (reference !== undefined && storesOf(reference, customerId)?.has(store) === true) return { created: false, referenceTaken: true }
     if (byId.has(newOrder.id)) throw new Error(`order id ${newOrder.id} is already stored`)
     assertNewEvent(event as OrderEvent)
     // The plugin's order and event stay as they were given: what is stored is a numbered copy (made
@@ -119,7 +134,8 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     byNumber.set(order.number, order)
     if (reference !== undefined) {
       const byCustomer = byCustomerReference.get(reference) ?? byCustomerReference.set(reference, new Map()).get(reference)!
-      byCustomer.set(customerId, order)
+      const byStore = byCustomer.get(customerId) ?? byCustomer.set(customerId, new Map()).get(customerId)!
+      byStore.set(store, order)
     }
     append(Object.assign({}, event, { order }))
     indexes.add(order)
@@ -127,18 +143,23 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     return { created: true, order }
   }
 
-  /** The few orders a lookup names (by number, ids, or reference and customer), or undefined when the query names none. */
-  function named ({ number, ids, reference, customerId }: StorageListQuery): Array<Order | undefined> | undefined {
+  /**
+   * The few orders a lookup names (by number, ids, or reference and customer: one per store), or
+   * undefined when the query names none.
+   */
+  function named ({ number, ids, reference, customerId, store }: StorageListQuery): Array<Order | undefined> | undefined {
     if (number !== undefined) return [byNumber.get(number)]
     if (ids !== undefined) return [...new Set(ids)].map(id => byId.get(id))
-    if (reference !== undefined && customerId !== undefined) return [byCustomerReference.get(reference)?.get(customerId)]
-    return undefined
+    if (reference === undefined || customerId === undefined) return undefined
+    const stores = storesOf(reference, customerId)
+    return store === undefined ? [...stores?.values() ?? []] : [stores?.get(store)]
   }
 
   function list (query: StorageListQuery): Order[] {
     if (query.customerId !== undefined) stringId(query.customerId)
     query.ids?.forEach(stringId)
     if (query.reference !== undefined) stringId(query.reference)
+    if (query.store !== undefined) stringId(query.store)
     const orders = named(query)
     if (orders === undefined) return indexes.page(query)
     const { after } = query
@@ -154,7 +175,7 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     assertNewEvent(event)
     byId.set(order.id, order)
     byNumber.set(order.number, order)
-    if (order.reference !== undefined) byCustomerReference.get(order.reference)!.set(order.customerId, order)
+    if (order.reference !== undefined) storesOf(order.reference, order.customerId)!.set(order.store ?? '', order)
     append(event)
     indexes.replace(previous, order)
     return true

@@ -11,8 +11,10 @@ export function relationsOf ({ orders, keys, events, subscriptions, schema, numb
   return [
     ...[orders, keys, events, subscriptions, schema].map((table): [string, 'r'] => [bare(table), 'r']),
     [bare(numbers), 'S'],
-    ...[indexes.created, indexes.customer, indexes.status, indexes.customerStatus, indexes.number, indexes.reference, indexes.referenceCreated]
-      .map((index): [string, 'i', string] => [bare(index), 'i', bare(orders)]),
+    ...[
+      indexes.created, indexes.customer, indexes.status, indexes.customerStatus, indexes.number, indexes.referenceCreated,
+      indexes.storeReference, indexes.storeCreated, indexes.storeCustomer, indexes.storeStatus, indexes.storeCustomerStatus
+    ].map((index): [string, 'i', string] => [bare(index), 'i', bare(orders)]),
     [bare(indexes.keysExpiry), 'i', bare(keys)],
     [bare(indexes.feed), 'i', bare(events)]
   ]

@@ -31,10 +31,20 @@ export interface Tables {
     feed: string
     /** Unique: an order number names one order. */
     number: string
-    /** Unique per customer: (customer_id, reference). */
+    /** Version 3's unique (customer_id, reference): replaced by `storeReference` in version 4. */
     reference: string
     /** (reference, created_at, id): orders of one reference across customers, in page order. */
     referenceCreated: string
+    /** Unique per customer within a store: (customer_id, reference, coalesce(store, '')). */
+    storeReference: string
+    /** The orders of a store (partial: orders with one), in page order: (store, created_at, id)... */
+    storeCreated: string
+    /** ...(store, customer_id, created_at, id)... */
+    storeCustomer: string
+    /** ...(store, status, created_at, id)... */
+    storeStatus: string
+    /** ...and (store, customer_id, status, created_at, id). */
+    storeCustomerStatus: string
   }
 }
 
@@ -62,7 +72,12 @@ export function tablesOf (table: string): Tables {
       feed: quote(`${table}_events_feed_idx`),
       number: quote(`${table}_number_idx`),
       reference: quote(`${table}_customer_reference_idx`),
-      referenceCreated: quote(`${table}_reference_created_idx`)
+      referenceCreated: quote(`${table}_reference_created_idx`),
+      storeReference: quote(`${table}_customer_reference_store_idx`),
+      storeCreated: quote(`${table}_store_created_idx`),
+      storeCustomer: quote(`${table}_store_customer_created_idx`),
+      storeStatus: quote(`${table}_store_status_created_idx`),
+      storeCustomerStatus: quote(`${table}_store_customer_status_idx`)
     }
   }
 }

@@ -23,5 +23,5 @@ t.test('custom fields are kept in the stored document, and the table gets no new
   t.same(document.items[0].customFields, { giftNote: 'Joyeux anniversaire 🎂' })
   const columns = await db.client.query(
     'SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position', [table])
-  t.same(columns.rows.map(row => row.column_name), ['id', 'customer_id', 'status', 'created_at', 'version', 'document', 'number', 'reference'])
+  t.same(columns.rows.map(row => row.column_name), ['id', 'customer_id', 'status', 'created_at', 'version', 'document', 'number', 'reference', 'store'])
 })

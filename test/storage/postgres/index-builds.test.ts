@@ -40,7 +40,7 @@ t.test('an interrupted build of the reference index is rebuilt at start: the sam
   const first = postgresStorage({ client: db.client, table })
   const app = await buildApp(t, { storage: first })
   t.equal((await post(app, 'createOrder', orderBody({ reference: 'cart_1' }))).status, 201)
-  const index = `${table}_customer_reference_idx`
+  const index = `${table}_customer_reference_store_idx`
   const build = postgresSchemaSql({ table }).flatMap(step => step.statements).find(statement => statement.includes(`"${index}" ON`))!
   await interruptBuild(db, index, build)
   t.same((await validity(table)).find(({ name }) => name === index), { name: index, valid: false }, 'left invalid')

@@ -13,15 +13,17 @@ const CUSTOMERS = 50
 
 // A shop with history: the 30 oldest orders are "shipped" (a rare status, at the old end), the rest are
 // pending, paid or cancelled; 50 customers, one order a minute, numbered in that order. Every 50 orders
-// in a row share a reference, one order per customer (but every seventh order has none). The statistics
-// see it all.
+// in a row share a reference, one order per customer (but every seventh order has none), and a store:
+// "eu", "us" or none in turn, so every customer has orders in each; orders 31 to 60 are the "outlet"
+// store's, a rare one at the old end. The statistics see it all.
 const table = db.freshTable()
 await postgresStorage({ client: db.client, table }).init!()
-await db.client.query(`INSERT INTO "${table}" (id, customer_id, status, created_at, version, reference, document)
+await db.client.query(`INSERT INTO "${table}" (id, customer_id, status, created_at, version, reference, store, document)
   SELECT md5(i::text), 'cus_' || (i % ${CUSTOMERS}),
     CASE WHEN i <= 30 THEN 'shipped' ELSE (ARRAY['pending', 'paid', 'cancelled'])[1 + i % 3] END,
     to_char(timestamp '2026-01-01' + i * interval '1 minute', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 1,
-    CASE WHEN i % 7 = 0 THEN NULL ELSE 'ref_' || (i / ${CUSTOMERS}) END, '{}'
+    CASE WHEN i % 7 = 0 THEN NULL ELSE 'ref_' || (i / ${CUSTOMERS}) END,
+    CASE WHEN i BETWEEN 31 AND 60 THEN 'outlet' ELSE (ARRAY['eu', 'us', NULL])[1 + (i / ${CUSTOMERS}) % 3] END, '{}'
   FROM generate_series(1, ${ROWS}) AS i ORDER BY i`, [])
 await db.client.query(`ANALYZE "${table}"`, [])
 
@@ -67,29 +69,53 @@ const filters: Record<string, Partial<StorageListQuery>> = {
   'reference and a status': { reference: 'ref_200', statuses: ['paid'] },
   'reference and a rare status': { reference: 'ref_0', statuses: ['shipped'] },
   'reference and a status none of its orders has': { reference: 'ref_200', statuses: ['shipped'] },
-  'reference and two statuses': { reference: 'ref_200', statuses: ['shipped', 'cancelled'] }
+  'reference and two statuses': { reference: 'ref_200', statuses: ['shipped', 'cancelled'] },
+  // A store, as filter.store or a store scope asks: a walk of an index the store leads.
+  store: { store: 'eu' },
+  'the rare store of old orders': { store: 'outlet' },
+  'a store no order has': { store: 'none' },
+  'store and a common status': { store: 'us', statuses: ['paid'] },
+  'store and a rare status': { store: 'eu', statuses: ['shipped'] },
+  'the rare store and a status': { store: 'outlet', statuses: ['cancelled'] },
+  'store and two statuses': { store: 'eu', statuses: ['shipped', 'pending'] },
+  'store and customer': { store: 'us', customerId: 'cus_7' },
+  'the rare store and customer': { store: 'outlet', customerId: 'cus_40' },
+  'store, customer and a rare status': { store: 'eu', customerId: 'cus_7', statuses: ['shipped'] },
+  'store, customer and three statuses': { store: 'us', customerId: 'cus_7', statuses: ['cancelled', 'paid', 'shipped'] },
+  'store and a created range': { store: 'eu', createdFrom: minute(5000), createdTo: minute(5100) },
+  'the rare store and a range past it': { store: 'outlet', createdFrom: minute(10), createdTo: minute(15000) },
+  'store, customer, a status and a range': { store: 'us', customerId: 'cus_7', statuses: ['paid'], createdFrom: minute(40), createdTo: minute(12000) },
+  'store and a number': { store: 'eu', number: middle },
+  'store and ids': { store: 'us', ids: some },
+  'store and a reference': { store: 'us', reference: 'ref_200' },
+  'store, reference and customer': { store: 'eu', reference: 'ref_201', customerId: 'cus_1' },
+  'another store, reference and customer': { store: 'us', reference: 'ref_201', customerId: 'cus_1' }
 }
 
 /**
- * The one index a page of the shape reads, where the filter names its orders or fixes a reference: the
- * unique index of the number, the primary key of the ids, the unique (customer, reference) index, or the
- * walk of the reference. No other index is ANDed in, whatever the other filters.
+ * The one index a page of the shape reads, where the filter names its orders or fixes a reference or a
+ * store: the unique index of the number, the primary key of the ids, the unique (customer, reference,
+ * store) index, the walk of the reference, or an index the store leads (a store of fewer orders than
+ * about two pages may be read whole from another of them and sorted). No other index is ANDed in,
+ * whatever the other filters.
  */
-function indexOf (filter: Partial<StorageListQuery>): string | undefined {
-  if (filter.number !== undefined) return `${table}_number_idx`
-  if (filter.ids !== undefined) return `${table}_pkey`
-  if (filter.reference !== undefined) return filter.customerId === undefined ? `${table}_reference_created_idx` : `${table}_customer_reference_idx`
+function indexOf (filter: Partial<StorageListQuery>): RegExp | undefined {
+  const named = (index: string) => new RegExp(`^${table}_${index}$`)
+  if (filter.number !== undefined) return named('number_idx')
+  if (filter.ids !== undefined) return named('pkey')
+  if (filter.reference !== undefined) return named(filter.customerId === undefined ? 'reference_created_idx' : 'customer_reference_store_idx')
+  if (filter.store !== undefined) return named('store_\\w+_idx')
   return undefined
 }
 
 /**
  * The rows a page may read and throw away, beyond about a page per walk: the given ids, the one order a
- * number or a customer's reference names, or with a reference alone and statuses, the orders of that
- * reference (one per customer at most).
+ * number names or a customer's reference names per store, or with a reference alone and statuses or a
+ * store, the orders of that reference (one per customer at most, here).
  */
 function removableOf (filter: Partial<StorageListQuery>): number {
   if (filter.ids !== undefined) return some.length
-  if (filter.reference !== undefined && filter.customerId === undefined && filter.statuses !== undefined) return CUSTOMERS
+  if (filter.reference !== undefined && filter.customerId === undefined && (filter.statuses !== undefined || filter.store !== undefined)) return CUSTOMERS
   return filter.number !== undefined || filter.reference !== undefined ? 1 : 0
 }
 
@@ -129,7 +155,7 @@ t.test('every filter shape reads about limit + 1 rows per status walked, from an
         t.ok(reads.length > 0 && reads.every(node => node['Node Type'] !== 'Seq Scan'), `${what}: read from an index`)
         if (index !== undefined) {
           const used = nodes.flatMap(node => node['Index Name'] === undefined ? [] : [node['Index Name']])
-          t.same(used, [index], `${what}: read from ${index} alone`)
+          t.ok(used.length > 0 && used.every(name => index.test(name)) && new Set(used).size === 1, `${what}: read from one index, ${index.source}`, { used })
         }
         for (const node of reads) {
           // With ids, up to 50 orders are fetched by primary key and the rest of the filter applied.

@@ -112,6 +112,41 @@ t.test(`a release 0.1 database upgrades in place with two instances starting at 
   await assertUpgrades(t, db.client, table, db.connect())
 })
 
+t.test(`a database of layout version 3 upgrades to stores in place: nothing changes, a taken reference stays taken (${db.server ? 'server' : 'PGlite'})`, async t => {
+  const table = db.freshTable()
+  await loadRelease01(db.client, table)
+  for (const statement of postgresSchemaSql({ table, from: 1 }).filter(step => step.version <= 3).flatMap(step => step.statements)) await runStatement(statement)
+  // Version 3 wrote references beside the document: the oldest order has one.
+  const { rows: [oldest] } = await db.client.query(`SELECT id, customer_id FROM "${table}" ORDER BY created_at, id LIMIT 1`, [])
+  await db.client.query(`UPDATE "${table}" SET reference = 'cart_1', document = (rtrim(document::text, '}') || ',"reference":"cart_1"}')::json WHERE id = $1`, [oldest.id])
+  const before = await snapshotOf(db.client, table)
+  const erp = before.checkpoints.find(row => row.name === 'erp')!.last_event_id
+  const owed = before.events.slice(before.events.findIndex(event => event.id === erp) + 1)
+
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(orderPlugin, { storage: postgresStorage({ client: db.client, table }) })
+  await app.ready()
+  t.same((await db.client.query(`SELECT version FROM "${table}_schema"`, [])).rows, [{ version: POSTGRES_SCHEMA_VERSION }])
+  t.same(await snapshotOf(db.client, table), before, 'every order, key, event and checkpoint as it was')
+  const received: OrderEvent[] = []
+  app.orders.subscribe('erp', async event => { received.push(event) }, quick)
+  t.ok(before.orders.every(order => !('store' in order) && order.statusHistory.every((change: object) => !('by' in change))), 'orders keep no store, their entries no by')
+  t.same((await db.client.query(`SELECT count(*)::int AS stored FROM "${table}" WHERE store IS NOT NULL`, [])).rows, [{ stored: 0 }])
+  t.same((await db.client.query(`SELECT to_regclass('"${table}_customer_reference_idx"') IS NULL AS dropped`, [])).rows, [{ dropped: true }], 'the old reference index is gone')
+
+  const customer = { customerId: oldest.customer_id, reference: 'cart_1' }
+  await t.rejects(app.orders.create(orderBody(customer)), { code: 'ORDER_REFERENCE_TAKEN' }, 'a taken reference stays taken')
+  const eu = await app.orders.create(orderBody({ ...customer, store: 'eu' }))
+  t.equal(eu.store, 'eu', 'the customer may use the reference in a store')
+  await t.rejects(app.orders.create(orderBody(customer), { scope: { store: 'eu' } }), { code: 'ORDER_REFERENCE_TAKEN' }, 'once in each store')
+  t.same((await app.orders.list({ filter: customer })).items.map(order => order.id), [eu.id, oldest.id])
+  t.same((await app.orders.list({ filter: { reference: 'cart_1' } }, { scope: { store: 'eu' } })).items.map(order => order.id), [eu.id])
+  await eventually('"erp" catches up', () => received.length >= owed.length + 1)
+  t.same(received.map(event => event.id), [...owed.map(event => event.id), received.at(-1)!.id], 'the subscription resumes after its checkpoint')
+  t.equal(received.at(-1)!.order.id, eu.id)
+})
+
 t.test('a database upgraded by a newer release is refused before anything is written', async t => {
   const table = db.freshTable()
   await postgresStorage({ client: db.client, table }).init!()
@@ -133,7 +168,7 @@ t.test('a DBA upgrades with the exported SQL; the app then starts without DDL', 
   const table = db.freshTable()
   await loadRelease01(db.client, table)
   const steps = postgresSchemaSql({ table, from: 1 })
-  t.same(steps.map(step => step.version), [2, 3])
+  t.same(steps.map(step => step.version), [2, 3, 4])
   t.ok(steps.every(step => step.summary.length > 0))
   for (const statement of steps.flatMap(step => step.statements)) await runStatement(statement)
   const statements: string[] = []

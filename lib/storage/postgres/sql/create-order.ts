@@ -24,14 +24,15 @@ function newOrderParams (order: NewOrder, event: NewOrderCreatedEvent): unknown[
   const [before, after] = eventJson(event, ORDER).split(ORDER) as [string, string]
   return [
     columnText(order.id), columnText(order.customerId), columnText(order.status), order.createdAt, order.version,
-    order.reference === undefined ? null : columnText(order.reference), rest, event.id, before, after
+    order.reference === undefined ? null : columnText(order.reference), order.store === undefined ? null : columnText(order.store),
+    rest, event.id, before, after
   ]
 }
 
-/** Whether `err` is the unique index of (customer, reference) refusing a second order. */
+/** Whether `err` is the unique index of (customer, reference, store) refusing a second order. */
 function isReferenceTaken (err: unknown, { indexes }: Tables): boolean {
   const { code, constraint } = err as { code?: unknown, constraint?: unknown }
-  return code === '23505' && constraint === indexes.reference.slice(1, -1)
+  return code === '23505' && constraint === indexes.storeReference.slice(1, -1)
 }
 
 /**
@@ -48,12 +49,12 @@ export function createOrder (tables: Tables, run: Run, onWritten?: OnWritten, in
   const insertNumbered = (source: string, onConflict: string) => `numbered AS (
       SELECT nextval('${numbers}') AS number FROM ${source}
     ), inserted AS (
-      INSERT INTO ${orders} (id, customer_id, status, created_at, version, reference, number, document)
-      SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::text, number, ('{"number":' || number || $7::text)::json FROM numbered
+      INSERT INTO ${orders} (id, customer_id, status, created_at, version, reference, store, number, document)
+      SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::text, $7::text, number, ('{"number":' || number || $8::text)::json FROM numbered
       ${onConflict} RETURNING id, number
     ), event AS (
       INSERT INTO ${events} (id, aggregatetype, aggregateid, type, payload, at)
-      SELECT $8::uuid, 'order', id, 'created', ($9::text || '{"number":' || number || $7::text || $10::text)::json, $4::text FROM inserted
+      SELECT $9::uuid, 'order', id, 'created', ($10::text || '{"number":' || number || $8::text || $11::text)::json, $4::text FROM inserted
       RETURNING tx
     )`
   const written = '(SELECT number::text FROM inserted) AS number, (SELECT tx::text FROM event) AS tx'
@@ -68,13 +69,13 @@ export function createOrder (tables: Tables, run: Run, onWritten?: OnWritten, in
   // was made, and otherwise reads the live claim. A claim committed by another instance while this
   // statement waited is not in its snapshot: that shows as a null document.
   const claimAndInsert = (onConflict: string) => `WITH claim AS (
-      INSERT INTO ${keys} (key, fingerprint, order_id, expires_at) VALUES ($11::text, $12::text::json, $1::text, $13::text)
+      INSERT INTO ${keys} (key, fingerprint, order_id, expires_at) VALUES ($12::text, $13::text::json, $1::text, $14::text)
       ON CONFLICT (key) DO UPDATE
         SET fingerprint = EXCLUDED.fingerprint, order_id = EXCLUDED.order_id, expires_at = EXCLUDED.expires_at
         WHERE ${keys}.expires_at <= $4::text
       RETURNING order_id
     ), ${insertNumbered('claim', onConflict)}
-    SELECT ${written}, EXISTS (SELECT 1 FROM claim) AS claimed, ${liveClaim('$11', '$4')}`
+    SELECT ${written}, EXISTS (SELECT 1 FROM claim) AS claimed, ${liveClaim('$12', '$4')}`
   const readClaim = `SELECT ${liveClaim('$1', '$2')}`
   const insert = (onConflict: string) => `WITH ${insertNumbered('(SELECT 1) AS one', onConflict)} SELECT ${written}`
   // With a reference, in the host's transaction: a taken one inserts nothing, without an error.

@@ -12,15 +12,15 @@ interface Bound {
 
 export function listOrders ({ orders }: Tables, query: Run): OrdersCapability['list'] {
   return async function list (listQuery: StorageListQuery): Promise<Order[]> {
-    const { customerId, number, reference, ids, createdFrom, createdTo, after, limit } = listQuery
+    const { customerId, store, number, reference, ids, createdFrom, createdTo, after, limit } = listQuery
     const statuses = listQuery.statuses === undefined ? undefined : [...new Set(listQuery.statuses)]
     if (statuses?.length === 0) return []
     const asc = listQuery.order === 'asc'
     const params: unknown[] = []
     const param = (value: unknown, type: string) => `$${params.push(value)}::${type}`
     const conditions: string[] = []
-    // The columns the filter fixes lead the index that serves the page: (customer_id?, status?, created_at, id),
-    // or (reference, created_at, id).
+    // The columns the filter fixes lead the index that serves the page: (store?, customer_id?, status?,
+    // created_at, id), or (reference, created_at, id).
     const fixedColumns: string[] = []
     const fixedValues: string[] = []
     // A check is a condition no index serves (a btree never matches `… IS TRUE`): applied to the rows the
@@ -28,9 +28,10 @@ export function listOrders ({ orders }: Tables, query: Run): OrdersCapability['l
     // another index (every order of the customer, or of the status) to find a few rows.
     const check = (condition: string) => conditions.push(`(${condition}) IS TRUE`)
     const statusCheck = () => { if (statuses !== undefined) check(`status = ANY(${param(statuses.map(columnText), 'text[]')})`) }
-    // A number, or a reference with a customer, names at most one order, through a unique index; ids
-    // name at most 100, read by primary key. The first of those given is read; every other filter is a
-    // check on those few rows.
+    const storeCheck = () => { if (store !== undefined) check(`store = ${param(columnText(store), 'text')}`) }
+    // A number names at most one order, and a reference with a customer one per store, through a unique
+    // index; ids name at most 100, read by primary key. The first of those given is read; every other
+    // filter is a check on those few rows.
     const named = number !== undefined ? 'number' : ids !== undefined ? 'ids' : reference !== undefined && customerId !== undefined ? 'reference' : undefined
     if (named !== undefined) {
       const where = (part: typeof named, condition: string) => part === named ? conditions.push(condition) : check(condition)
@@ -39,13 +40,22 @@ export function listOrders ({ orders }: Tables, query: Run): OrdersCapability['l
       if (customerId !== undefined) where('reference', `customer_id = ${param(columnText(customerId), 'text')}`)
       if (reference !== undefined) where('reference', `reference IS NOT NULL AND reference = ${param(columnText(reference), 'text')}`)
       statusCheck()
+      storeCheck()
     } else if (reference !== undefined) {
-      // The orders of one reference, one per customer at most: walked in page order, statuses a check.
+      // The orders of one reference, one per customer and store at most: walked in page order, statuses
+      // and the store a check.
       fixedColumns.push('reference')
       fixedValues.push(param(columnText(reference), 'text'))
       conditions.push('reference IS NOT NULL')
       statusCheck()
+      storeCheck()
     } else {
+      // A store's indexes hold only orders with one (partial): the condition lets the planner use them.
+      if (store !== undefined) {
+        fixedColumns.push('store')
+        fixedValues.push(param(columnText(store), 'text'))
+        conditions.push('store IS NOT NULL')
+      }
       if (customerId !== undefined) {
         fixedColumns.push('customer_id')
         fixedValues.push(param(columnText(customerId), 'text'))
@@ -77,8 +87,9 @@ export function listOrders ({ orders }: Tables, query: Run): OrdersCapability['l
     // an equality (positioned by the bounds on (created_at, id), stopped at the far one) but which the
     // planner does not take as fixing the column: so the order asked for, (fixed columns, created_at,
     // id), is one only their index gives, and whatever the statistics say (a status it cannot see, a
-    // rare one it guesses common) it never walks (created_at, id) filtering rows out. A status behind a
-    // customer is a plain equality: PostgreSQL 15 gives no order from an array match past the first column.
+    // rare one it guesses common) it never walks (created_at, id) filtering rows out. A customer or a
+    // status behind the leading column is a plain equality: PostgreSQL 15 gives no order from an array
+    // match past the first column.
     const direction = asc ? 'ASC' : 'DESC'
     const limitParam = param(limit, 'int')
     const orderBy = (columns: string[]) => `ORDER BY ${columns.map(column => `${column} ${direction}`).join(', ')} LIMIT ${limitParam}`
