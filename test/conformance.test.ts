@@ -233,7 +233,23 @@ const brokenFeeds: Array<[string, (storage: MemoryStorage) => Partial<OrderStora
   }, 'checkpoint is a compare-and-set on the holder and the last event'],
   ['never lets a lease lapse', storage => ({
     lease: async (request) => storage.lease({ ...request, ttl: 3_600_000 })
-  }), 'a lease is held by one holder until it lapses or is released']
+  }), 'a lease is held by one holder until it lapses or is released'],
+  ['forgets the events finished above the checkpoint', storage => ({
+    recordOutcomes: async (name, holder, outcomes) => storage.recordOutcomes(name, holder, { ...outcomes, finished: [] })
+  }), 'readSubscription continues after an event it read, and never lists one recorded as finished'],
+  ['purges dead letters with the feed', storage => {
+    let purged = false
+    return {
+      purgeEvents: async (before, limit) => { const count = await storage.purgeEvents(before, limit); purged ||= count > 0; return count },
+      listDeadLetters: async (name, query) => purged ? [] : storage.listDeadLetters(name, query)
+    }
+  }, 'dead letters keep a copy of their event, list in feed order and outlive retention'],
+  ['keeps redelivering what was delivered', storage => ({
+    recordOutcomes: async (name, holder, outcomes) => storage.recordOutcomes(name, holder, { ...outcomes, delivered: [] })
+  }), 'redeliver puts dead letters back until they are delivered; one that fails again is updated'],
+  ['counts the lag without a limit', storage => ({
+    inspectSubscription: async (name) => storage.inspectSubscription(name, 100_000)
+  }), 'inspectSubscription counts what the subscription has not finished, up to a limit, and its dead letters']
 ]
 
 for (const [what, broken, expected] of brokenFeeds) {

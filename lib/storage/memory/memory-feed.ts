@@ -1,6 +1,7 @@
 // The event feed and subscriptions in memory: events in the order they were stored, each committed at once.
 import type { OrderEvent } from '../../events.js'
-import type { FeedCapability, Lease, LeaseRequest, SubscriptionsCapability } from '../order-storage.js'
+import type { DeliveryOutcomes, FeedCapability, Lease, LeaseRequest, SubscriptionsCapability } from '../order-storage.js'
+import { memoryDeadLetters } from './memory-dead-letters.js'
 
 interface StoredSubscription {
   holder: string | null
@@ -11,6 +12,8 @@ interface StoredSubscription {
   /** Feed position of the last event handled (or of the last event stored before a `now` start). */
   position: number
   lastEventId: string | null
+  /** Events after `position` recorded as finished: never read again. */
+  finished: Set<string>
 }
 
 export interface MemoryFeed extends FeedCapability, SubscriptionsCapability {
@@ -27,11 +30,22 @@ export function memoryFeed (): MemoryFeed {
   let base = 0
   let oldest = 0
   const subscriptions = new Map<string, StoredSubscription>()
+  const deadLetters = memoryDeadLetters()
 
-  /** Up to `limit` events from feed position `from` on. */
-  function eventsFrom (from: number, limit: number): OrderEvent[] {
+  /** Up to `limit` events from feed position `from` on, without those `skip` names. */
+  function eventsFrom (from: number, limit: number, skip?: ReadonlySet<string>): OrderEvent[] {
     const start = Math.max(from - base, oldest)
-    return events.slice(start, start + limit)
+    if (skip === undefined || skip.size === 0) return events.slice(start, start + limit)
+    const found: OrderEvent[] = []
+    for (let i = start; i < events.length && found.length < limit; i++) {
+      if (!skip.has(events[i]!.id)) found.push(events[i]!)
+    }
+    return found
+  }
+
+  const eventAt = (eventId: string) => {
+    const position = positions.get(eventId)
+    return position === undefined ? undefined : { event: events[position - base]!, position }
   }
 
   function purgeEvents (before: string, limit: number): number {
@@ -61,7 +75,7 @@ export function memoryFeed (): MemoryFeed {
     let subscription = subscriptions.get(name)
     if (subscription === undefined) {
       const position = from === 'now' ? base + events.length - 1 : -1
-      subscription = { holder: null, expiresAt: 0, heldAt: 0, position, lastEventId: null }
+      subscription = { holder: null, expiresAt: 0, heldAt: 0, position, lastEventId: null, finished: new Set() }
       subscriptions.set(name, subscription)
     }
     const held = subscription.holder === holder || subscription.holder === null || subscription.expiresAt <= now
@@ -75,7 +89,26 @@ export function memoryFeed (): MemoryFeed {
     if (subscription?.holder !== holder || subscription.lastEventId !== lastEventId || position === undefined) return false
     subscription.position = position
     subscription.lastEventId = eventId
+    for (const id of subscription.finished) {
+      if ((positions.get(id) ?? -1) <= position) subscription.finished.delete(id)
+    }
     return true
+  }
+
+  function recordOutcomes (name: string, holder: string, outcomes: DeliveryOutcomes): boolean {
+    const subscription = subscriptions.get(name)
+    if (subscription?.holder !== holder) return false
+    for (const id of outcomes.finished) {
+      if ((positions.get(id) ?? -1) > subscription.position) subscription.finished.add(id)
+    }
+    deadLetters.record(name, outcomes, eventAt)
+    return true
+  }
+
+  /** Events after the checkpoint, not finished, up to `limit`: how many, and the first one's `at`. */
+  function lagOf (subscription: StoredSubscription, limit: number): { lagEvents: number, oldestAt: string | null } {
+    const waiting = eventsFrom(subscription.position + 1, limit, subscription.finished)
+    return { lagEvents: waiting.length, oldestAt: waiting[0]?.at ?? null }
   }
 
   return {
@@ -93,15 +126,30 @@ export function memoryFeed (): MemoryFeed {
     },
     purgeEvents: async (before, limit) => purgeEvents(before, limit),
     lease: async (request) => lease(request),
-    async readSubscription (name, limit) {
+    async readSubscription (name, limit, after) {
       const subscription = subscriptions.get(name)
+      if (subscription === undefined) return []
       // Purging keeps what a live subscription has not handled; one that lapsed resumes at the oldest kept.
-      return subscription === undefined ? [] : eventsFrom(subscription.position + 1, limit)
+      const from = (after === undefined ? undefined : positions.get(after)) ?? subscription.position
+      return eventsFrom(from + 1, limit, subscription.finished)
     },
     checkpoint: async (name, holder, lastEventId, eventId) => checkpoint(name, holder, lastEventId, eventId),
     async release (name, holder) {
       const subscription = subscriptions.get(name)
       if (subscription?.holder === holder) Object.assign(subscription, { holder: null, expiresAt: 0 })
+    },
+    recordOutcomes: async (name, holder, outcomes) => recordOutcomes(name, holder, outcomes),
+    readRedeliveries: async (name, limit) => deadLetters.list(name, -Infinity, limit, true).map(letter => letter.event),
+    async listDeadLetters (name, { after, limit }) {
+      const from = after === undefined ? -Infinity : deadLetters.positionOf(name, after) ?? positions.get(after)
+      return from === undefined ? undefined : deadLetters.list(name, from, limit)
+    },
+    redeliver: async (name, eventIds) => deadLetters.redeliver(name, eventIds),
+    async inspectSubscription (name, lagLimit) {
+      const subscription = subscriptions.get(name)
+      if (subscription === undefined && !deadLetters.has(name)) return undefined
+      const lag = subscription === undefined ? { lagEvents: 0, oldestAt: null } : lagOf(subscription, lagLimit)
+      return { ...lag, deadLetters: deadLetters.count(name) }
     }
   }
 }
