@@ -42,7 +42,8 @@ export const deliveryCases: readonly ConformanceCase[] = Object.freeze([
       await readFeed(storage, 1, e4.id)
       assert.deepEqual(ids(await storage.readSubscription('ahead', 10)), ids([e5]))
       assert.equal(await storage.checkpoint('ahead', 'h2', e3.id, e5.id), true, 'a checkpoint passes finished events')
-      assert.equal(await storage.recordOutcomes('ahead', 'h2', { ...NOTHING, finished: [e1.id] }), true, 'one at or below the checkpoint is no news')
+      assert.equal(await storage.recordOutcomes('ahead', 'h2', { ...NOTHING, finished: [e1.id, randomUUID()] }), true,
+        'one at or below the checkpoint is no news, nor one the feed does not hold')
       assert.deepEqual(await storage.readSubscription('ahead', 10), [])
     }
   },
@@ -52,10 +53,11 @@ export const deliveryCases: readonly ConformanceCase[] = Object.freeze([
     async run (storage) {
       const [e1, e2, e3] = await leasedFeed(storage, 'erp', 3) as [OrderEvent, OrderEvent, OrderEvent]
       assert.equal(await storage.recordOutcomes('erp', 'h1', { ...NOTHING, finished: [e3.id], deadLetters: [letter(e3)] }), true)
-      assert.equal(await storage.recordOutcomes('erp', 'h1', { ...NOTHING, deadLetters: [letter(e1, 1, 'refused')] }), true)
+      const unknown = { ...letter(e2), eventId: randomUUID() }
+      assert.equal(await storage.recordOutcomes('erp', 'h1', { ...NOTHING, deadLetters: [letter(e1, 1, 'refused'), unknown] }), true)
       assert.equal(await storage.checkpoint('erp', 'h1', null, e2.id), true)
       const expected = [{ event: e1, attempts: 1, error: 'refused', at: SET_ASIDE }, { event: e3, attempts: 3, error: 'the receiver answered HTTP 400', at: SET_ASIDE }]
-      assert.deepEqual(await storage.listDeadLetters('erp', { limit: 10 }), expected, 'in feed order, whatever order they came in')
+      assert.deepEqual(await storage.listDeadLetters('erp', { limit: 10 }), expected, 'in feed order, whatever order they came in; none of an event the feed does not hold')
       assert.deepEqual(await storage.listDeadLetters('erp', { limit: 1 }), expected.slice(0, 1))
       assert.deepEqual(await storage.listDeadLetters('erp', { after: e1.id, limit: 10 }), expected.slice(1), 'after a dead letter')
       assert.deepEqual(await storage.listDeadLetters('erp', { after: e2.id, limit: 10 }), expected.slice(1), 'after an event of the feed')

@@ -10,8 +10,6 @@ interface MemoryDeadLetter extends StoredDeadLetter {
 }
 
 export interface MemoryDeadLetters {
-  /** Whether `name` has any dead letter. */
-  has: (name: string) => boolean
   count: (name: string) => number
   /** The feed position of `eventId` when it is a dead letter of `name`. */
   positionOf: (name: string, eventId: string) => number | undefined
@@ -27,7 +25,6 @@ export function memoryDeadLetters (): MemoryDeadLetters {
   const of = (name: string) => bySubscription.get(name) ?? new Map<string, MemoryDeadLetter>()
 
   return {
-    has: name => of(name).size > 0,
     count: name => of(name).size,
     positionOf: (name, eventId) => of(name).get(eventId)?.position,
     record (name, { deadLetters, delivered }, eventAt) {

@@ -89,8 +89,9 @@ export function memoryFeed (): MemoryFeed {
     if (subscription?.holder !== holder || subscription.lastEventId !== lastEventId || position === undefined) return false
     subscription.position = position
     subscription.lastEventId = eventId
+    // Passed, or purged (which a position of undefined tells: it is not after the checkpoint).
     for (const id of subscription.finished) {
-      if ((positions.get(id) ?? -1) <= position) subscription.finished.delete(id)
+      if (!(positions.get(id)! > position)) subscription.finished.delete(id)
     }
     return true
   }
@@ -98,8 +99,9 @@ export function memoryFeed (): MemoryFeed {
   function recordOutcomes (name: string, holder: string, outcomes: DeliveryOutcomes): boolean {
     const subscription = subscriptions.get(name)
     if (subscription?.holder !== holder) return false
+    // Only events after the checkpoint: not one it passed, nor one the feed does not hold.
     for (const id of outcomes.finished) {
-      if ((positions.get(id) ?? -1) > subscription.position) subscription.finished.add(id)
+      if (positions.get(id)! > subscription.position) subscription.finished.add(id)
     }
     deadLetters.record(name, outcomes, eventAt)
     return true
@@ -146,10 +148,9 @@ export function memoryFeed (): MemoryFeed {
     },
     redeliver: async (name, eventIds) => deadLetters.redeliver(name, eventIds),
     async inspectSubscription (name, lagLimit) {
+      // Dead letters are stored by a lease holder, so a subscription without a checkpoint has none.
       const subscription = subscriptions.get(name)
-      if (subscription === undefined && !deadLetters.has(name)) return undefined
-      const lag = subscription === undefined ? { lagEvents: 0, oldestAt: null } : lagOf(subscription, lagLimit)
-      return { ...lag, deadLetters: deadLetters.count(name) }
+      return subscription === undefined ? undefined : { ...lagOf(subscription, lagLimit), deadLetters: deadLetters.count(name) }
     }
   }
 }
