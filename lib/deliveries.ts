@@ -102,7 +102,7 @@ export class Deliveries {
   /** The last event of the unbroken run of recorded ones. */
   get lastEventId (): string | null { return this.checkpoint }
   /** Where the next read starts: after the last event read, or after the checkpoint when everything read is recorded. */
-  get readAfter (): string | undefined { return this.cursor === this.checkpoint ? undefined : this.cursor ?? undefined }
+  get readAfter (): string | undefined { return this.cursor === this.checkpoint ? undefined : this.cursor! }
   /** Events held and not finished: the read window. */
   get pending (): number { return this.unfinished.size + this.redeliveries.size }
   /** Events started and not recorded as finished: running, waiting for a retry, or finished and not recorded yet. */

@@ -51,8 +51,12 @@ export interface RunnerConfig {
 }
 
 const BATCH = 100
-/** Events one holder keeps read and not finished: a window ahead of the checkpoint. */
-const WINDOW = 1000
+/**
+ * How many events one holder keeps read and not finished, ahead of the checkpoint, per slot (at least
+ * two batches): enough for every slot to find an order of its own. It reads again once half a batch
+ * has room.
+ */
+const WINDOW_PER_SLOT = 8
 // After a local write, an empty read is retried at 1, 2, 4 ... ms, up to the poll interval: on
 // PostgreSQL the event is listed only once older transactions elsewhere have ended.
 const FIRST_CHASE = 1
@@ -122,6 +126,7 @@ export class Runner {
   private inspectedAt = 0
   private readonly inspectEvery: number
   private waitingForRoom = false
+  private readonly window: number
 
   constructor (
     readonly name: string,
@@ -130,6 +135,7 @@ export class Runner {
     private readonly config: RunnerConfig
   ) {
     this.inspectEvery = Math.min(options.pollInterval, INSPECT_EVERY)
+    this.window = Math.max(2 * BATCH, WINDOW_PER_SLOT * options.concurrency)
   }
 
   /** How the subscription is doing: the one place its counts and lag are read from. */
@@ -203,9 +209,10 @@ export class Runner {
 
   /** Reads the next events into the deliveries, when they have room. */
   private async read (session: Deliveries): Promise<number> {
-    this.waitingForRoom = session.pending > WINDOW - BATCH
+    const room = this.window - session.pending
+    this.waitingForRoom = room < BATCH / 2
     if (this.waitingForRoom) return this.options.pollInterval
-    const events = await this.config.storage.readSubscription(this.name, BATCH, session.readAfter)
+    const events = await this.config.storage.readSubscription(this.name, Math.min(room, BATCH), session.readAfter)
     session.add(events)
     if (events.length > 0) return 0
     if (this.chase === 0) return this.options.pollInterval
@@ -218,10 +225,11 @@ export class Runner {
   private async inspect (held: boolean): Promise<void> {
     if (Date.now() - this.inspectedAt < this.inspectEvery) return
     const { storage } = this.config
-    const state = await storage.inspectSubscription(this.name, limits.maxLag)
+    // Known to the storage: the lease taken just before created it.
+    const state = (await storage.inspectSubscription(this.name, limits.maxLag))!
     this.inspectedAt = Date.now()
-    this.lag = { events: state?.lagEvents ?? 0, oldestAt: state?.oldestAt ?? null }
-    this.deadLetters = state?.deadLetters ?? 0
+    this.lag = { events: state.lagEvents, oldestAt: state.oldestAt }
+    this.deadLetters = state.deadLetters
     if (held && this.deadLetters > 0) this.session!.redeliver(await storage.readRedeliveries(this.name, BATCH))
   }
 
@@ -235,7 +243,7 @@ export class Runner {
       maxBackoff,
       attempt: attempt => this.attempt(attempt),
       record: progress => this.record(progress),
-      changed: () => { this.changed() }
+      changed: () => { this.changed(session) }
     }, checkpoint)
     this.session = session
     // Renewed while working, so long or failing deliveries keep the lease.
@@ -295,8 +303,8 @@ export class Runner {
   }
 
   /** Progress was recorded, or the session was lost: read more, or start again, without waiting for the poll. */
-  private changed (): void {
-    if (this.session?.lost === true || (this.waitingForRoom && (this.session?.pending ?? 0) <= WINDOW - BATCH)) {
+  private changed (session: Deliveries): void {
+    if (session.lost || (this.waitingForRoom && this.window - session.pending >= BATCH / 2)) {
       this.waitingForRoom = false
       this.poll.interrupt()
     }
@@ -305,8 +313,8 @@ export class Runner {
   private renew (session: Deliveries): void {
     const { storage, log } = this.config
     const asked = Date.now()
+    // An answer that comes after the session ended changes nothing there: an ended session starts nothing.
     storage.lease({ name: this.name, holder: this.holder, ttl: this.options.leaseTtl, from: this.options.from }).then(lease => {
-      if (this.session !== session) return
       if (lease.held) {
         session.extend(asked + this.options.leaseTtl)
       } else {

@@ -1,4 +1,5 @@
 // Deliveries that keep up: many events at once with each order's in order, retry schedules, dead letters, redelivery and lag.
+import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
@@ -75,6 +76,20 @@ t.test('events finished above an unfinished one are recorded, so a successor red
   t.same(handled.slice(0, 5).sort(), feed.slice(1).map(event => event.id).sort())
 })
 
+t.test('a backlog longer than a holder reads ahead is delivered in full, once each and in feed order', async t => {
+  const app = await buildApp(t)
+  let release: () => void = () => {}
+  const gate = new Promise<void>(resolve => { release = resolve })
+  const handled: string[] = []
+  app.orders.subscribe('erp', async (event) => { await gate; handled.push(event.id) }, quick)
+  await eventually('the subscription holds its lease', () => app.orders.subscriptions()[0]!.active)
+  for (let i = 0; i < 250; i++) await app.orders.create(orderBody())
+  const feed = await waitForEvents(app, 250)
+  release()
+  await eventually('every event is handled', () => handled.length >= 250)
+  t.same(handled, feed.map(event => event.id))
+})
+
 t.test('an event waiting for its next attempt holds no slot: other orders go on', async t => {
   const app = await buildApp(t)
   const attempts: string[] = []
@@ -135,15 +150,22 @@ t.test('a schedule sets an event aside as a dead letter, its order goes on, and 
   await eventually('and the count', () => app.orders.subscriptions()[0]!.deadLetters === 0)
 })
 
-t.test('a redelivered event that fails again is set aside again after a fresh schedule', async t => {
+t.test('a redelivered event that fails again is set aside again after a fresh schedule, attempted once however often the storage is looked at', async t => {
   const app = await buildApp(t)
   let attempts = 0
-  app.orders.subscribe('erp', async () => { attempts++; throw new Error(`refused ${attempts}`) }, { from: 'start', retry: { schedule: [] }, ...quick })
+  app.orders.subscribe('erp', async () => {
+    attempts++
+    // Slower than the status looks at the storage (every pollInterval here), which finds it still put back.
+    await sleep(100)
+    throw new Error(`refused ${attempts}`)
+  }, { from: 'start', retry: { schedule: [] }, ...quick })
   await app.orders.create(orderBody())
   await eventually('set aside after one attempt', async () => (await app.orders.deadLetters('erp')).items.length === 1)
   t.same(await app.orders.redeliver('erp'), { count: 1 })
   await eventually('set aside again', async () => (await app.orders.deadLetters('erp')).items[0]?.error === 'refused 2')
   t.match((await app.orders.deadLetters('erp')).items, [{ attempts: 1, error: 'refused 2' }], 'attempts counted afresh')
+  await sleep(100)
+  t.equal(attempts, 2, 'one attempt for the one redeliver')
 })
 
 t.test('subscriptions() shows what is in flight and how far behind the subscription is', async t => {
@@ -173,6 +195,7 @@ t.test('app.close() waits for every handler call in flight and leaves waiting re
     calls.push(event.order.customerId)
     if (event.order.customerId === 'cus_failing') throw new Error('down')
     await gate
+    if (event.order.customerId === 'cus_b') throw new Error('down while closing')
   }, { from: 'start', concurrency: 4, retry: { schedule: [3_600_000] }, ...quick })
   await first.ready()
   for (const customerId of ['cus_failing', 'cus_a', 'cus_b']) await first.orders.create(orderBody({ customerId }))
@@ -189,9 +212,10 @@ t.test('app.close() waits for every handler call in flight and leaves waiting re
   const redelivered: string[] = []
   second.orders.subscribe('erp', async (event) => { redelivered.push(event.order.customerId) }, { from: 'start', ...quick })
   await second.ready()
-  await eventually('the waiting event is delivered by the next holder', () => redelivered.length === 1)
+  await eventually('the unfinished events are delivered by the next holder', () => redelivered.length === 2)
   await sleep(50)
-  t.same(redelivered, ['cus_failing'], 'only the event whose retry was waiting; the finished ones were recorded')
+  t.same(redelivered, ['cus_failing', 'cus_b'], 'the event whose retry was waiting and the one that failed while closing; the handled one was recorded')
+  t.equal(calls.length, 3, 'no retry started while closing')
 })
 
 t.test('a storage failure while recording progress is logged, and what was not recorded is delivered again', async t => {
@@ -216,6 +240,38 @@ t.test('a storage failure while recording progress is logged, and what was not r
   t.ok(lines.some(line => line.level === 40 && line.err?.message === 'connection lost' && /could not reach the storage/.test(line.msg)))
 })
 
+t.test('a holder that loses its lease while handlers run records nothing of them', async t => {
+  const inner = memoryStorage()
+  let stolen = false
+  const storage: OrderStorage = { ...inner, lease: async (request) => stolen ? { held: false, lastEventId: null } : inner.lease(request) }
+  const app = await appOn(t, storage)
+  let release: () => void = () => {}
+  const gate = new Promise<void>(resolve => { release = resolve })
+  app.orders.subscribe('erp', async () => { await gate }, { from: 'start', concurrency: 2, pollInterval: 20, leaseTtl: 60 })
+  await app.ready()
+  await app.orders.create(orderBody())
+  await eventually('the handler runs', () => app.orders.subscriptions()[0]!.inFlight === 1)
+  stolen = true
+  await eventually('the lease is found lost', () => !app.orders.subscriptions()[0]!.active)
+  release()
+  await sleep(50)
+  t.equal(app.orders.subscriptions()[0]!.lastEventId, null, 'the handled event is left to the next holder')
+  t.equal((await inner.readSubscription('erp', 10)).length, 1)
+})
+
+t.test('a record the storage refuses ends the holder\'s deliveries; the event is handled again', async t => {
+  const inner = memoryStorage()
+  let refusals = 1
+  const storage: OrderStorage = { ...inner, recordOutcomes: async (...args) => refusals-- > 0 ? false : inner.recordOutcomes(...args) }
+  const app = await appOn(t, storage)
+  let attempts = 0
+  app.orders.subscribe('erp', async () => { attempts++; throw new Error('refused') }, { from: 'start', retry: { schedule: [] }, ...quick })
+  await app.ready()
+  await app.orders.create(orderBody())
+  await eventually('the dead letter is stored at the second try', async () => (await app.orders.deadLetters('erp')).items.length === 1)
+  t.equal(attempts, 2, 'the event whose outcome was refused is delivered again')
+})
+
 t.test('deadLetters and redeliver refuse an unknown subscription and bad arguments', async t => {
   const app = await buildApp(t)
   app.orders.subscribe('mine', async () => {}, quick)
@@ -230,6 +286,7 @@ t.test('deadLetters and redeliver refuse an unknown subscription and bad argumen
   await t.rejects(app.orders.deadLetters('mine', { cursor: 'x' } as never), { code: 'FST_ERR_VALIDATION' })
   await t.rejects(app.orders.redeliver('mine', { eventIds: 'all' } as never), { code: 'FST_ERR_VALIDATION' })
   await t.rejects(app.orders.deadLetters('mine', { after: 'not-an-event' }), { code: 'ORDER_EVENT_NOT_FOUND' })
+  await t.rejects(app.orders.deadLetters('mine', { after: randomUUID() }), { code: 'ORDER_EVENT_NOT_FOUND' }, 'an event id the feed does not hold')
 })
 
 t.test('subscribe refuses a concurrency or retry out of bounds, naming the limit', async t => {
