@@ -6,6 +6,7 @@ import type { DeliveryOutcomes } from './storage/order-storage.js'
 export type RetryPolicy = 'forever' | { readonly schedule: readonly number[] }
 
 const FIRST_BACKOFF = 100
+const COMPACT_AFTER = 100
 
 /** The wait after `attempts` failed attempts, or undefined when none is left and the event is set aside. */
 export function retryDelay (retry: RetryPolicy, attempts: number, maxBackoff: number): number | undefined {
@@ -77,8 +78,10 @@ export class Deliveries {
   private seq = 0
   private checkpoint: string | null
   private cursor: string | null
-  /** Feed deliveries not finished, in read (feed) order. */
-  private readonly unfinished = new Map<string, Delivery>()
+  /** Feed deliveries in read (feed) order from `head`, the oldest unfinished one; `unfinished` counts those not finished. */
+  private readonly read: Delivery[] = []
+  private head = 0
+  private unfinished = 0
   /** Redelivered dead letters not recorded yet. */
   private readonly redeliveries = new Set<string>()
   /** Per order, its deliveries not finished: only the first may run. */
@@ -104,14 +107,12 @@ export class Deliveries {
   /** Where the next read starts: after the last event read, or after the checkpoint when everything read is recorded. */
   get readAfter (): string | undefined { return this.cursor === this.checkpoint ? undefined : this.cursor! }
   /** Events held and not finished: the read window. */
-  get pending (): number { return this.unfinished.size + this.redeliveries.size }
+  get pending (): number { return this.unfinished + this.redeliveries.size }
   /** Events started and not recorded as finished: running, waiting for a retry, or finished and not recorded yet. */
   get inFlight (): number { return this.slots + (this.waitInSlot ? 0 : this.waiting.size) }
   get lost (): boolean { return this.state === 'lost' }
   /** Nothing held, running or being recorded. */
   get idle (): boolean { return this.pending === 0 && this.slots === 0 }
-  /** Whether a dead letter put back is held here already. */
-  holds (eventId: string): boolean { return this.redeliveries.has(eventId) || this.unfinished.has(eventId) }
 
   /** The lease is held until `until` (Date.now() time): nothing starts after it unless renewed. */
   extend (until: number): void {
@@ -124,7 +125,8 @@ export class Deliveries {
     for (const event of events) {
       const delivery: Delivery = { event, seq: this.seq++, previous: this.cursor, attempts: 0, slot: false }
       this.cursor = event.id
-      this.unfinished.set(event.id, delivery)
+      this.read.push(delivery)
+      this.unfinished++
       this.enqueue(delivery)
     }
     this.pump()
@@ -133,7 +135,8 @@ export class Deliveries {
   /** Dead letters put back: delivered after the events of their order already held. */
   redeliver (events: readonly OrderEvent[]): void {
     for (const event of events) {
-      if (this.holds(event.id)) continue
+      // Read again while it is delivered: the storage lists it until its outcome is recorded.
+      if (this.redeliveries.has(event.id)) continue
       this.redeliveries.add(event.id)
       this.enqueue({ event, seq: this.seq++, previous: undefined, attempts: 0, slot: false })
     }
@@ -228,7 +231,7 @@ export class Deliveries {
   /** Handled or set aside: the order's next event may start, and the outcome is recorded. */
   private finish (delivery: Delivery, result: Delivery['result']): void {
     delivery.result = result
-    this.unfinished.delete(delivery.event.id)
+    if (delivery.previous !== undefined) this.unfinished--
     this.finished.push(delivery)
     const key = delivery.event.order.id
     const queue = this.orders.get(key)!
@@ -260,9 +263,20 @@ export class Deliveries {
     this.recording = undefined
   }
 
+  /** The oldest feed delivery not finished, if any. */
+  private oldestUnfinished (): Delivery | undefined {
+    while (this.head < this.read.length && this.read[this.head]!.result !== undefined) this.head++
+    // Now and then, the finished ones before the head go.
+    if (this.head >= COMPACT_AFTER && this.head * 2 >= this.read.length) {
+      this.read.splice(0, this.head)
+      this.head = 0
+    }
+    return this.read[this.head]
+  }
+
   /** The batch as the storage records it: the checkpoint moves to just before the oldest unfinished event. */
   private progressOf (batch: readonly Delivery[]): Progress {
-    const oldest = this.unfinished.values().next().value
+    const oldest = this.oldestUnfinished()
     const to = oldest === undefined ? this.cursor : oldest.previous!
     const outcomes: DeliveryOutcomes = {
       finished: batch.filter(d => d.previous !== undefined && oldest !== undefined && d.seq > oldest.seq).map(d => d.event.id),
