@@ -289,6 +289,13 @@ t.test('deadLetters and redeliver refuse an unknown subscription and bad argumen
   await t.rejects(app.orders.deadLetters('mine', { after: randomUUID() }), { code: 'ORDER_EVENT_NOT_FOUND' }, 'an event id the feed does not hold')
 })
 
+t.test('without subscriptions in the storage, deadLetters and redeliver say so', async t => {
+  const { create, get, list, replace, purgeIdempotencyKeys } = memoryStorage()
+  const app = await buildApp(t, { storage: { create, get, list, replace, purgeIdempotencyKeys } })
+  await t.rejects(app.orders.deadLetters('erp'), { code: 'ORDER_INVALID_SUBSCRIPTION', message: /^fastify-order: deadLetters: .*this storage has no lease method/ })
+  await t.rejects(app.orders.redeliver('erp'), { code: 'ORDER_INVALID_SUBSCRIPTION', message: /^fastify-order: redeliver: .*this storage has no lease method/ })
+})
+
 t.test('subscribe refuses a concurrency or retry out of bounds, naming the limit', async t => {
   const app = await buildApp(t)
   const handler = async () => {}
