@@ -6,7 +6,6 @@ import type { DeliveryOutcomes } from './storage/order-storage.js'
 export type RetryPolicy = 'forever' | { readonly schedule: readonly number[] }
 
 const FIRST_BACKOFF = 100
-const COMPACT_AFTER = 100
 
 /** The wait after `attempts` failed attempts, or undefined when none is left and the event is set aside. */
 export function retryDelay (retry: RetryPolicy, attempts: number, maxBackoff: number): number | undefined {
@@ -55,6 +54,9 @@ interface Delivery {
   slot: boolean
   timer?: NodeJS.Timeout
   result?: AttemptResult & { at: string }
+  /** The unfinished feed deliveries read just before and after it. */
+  older?: Delivery | undefined
+  newer?: Delivery | undefined
 }
 
 /** Inserts `delivery` into `list`, kept in read order. */
@@ -78,9 +80,9 @@ export class Deliveries {
   private seq = 0
   private checkpoint: string | null
   private cursor: string | null
-  /** Feed deliveries in read (feed) order from `head`, the oldest unfinished one; `unfinished` counts those not finished. */
-  private readonly read: Delivery[] = []
-  private head = 0
+  /** The unfinished feed deliveries in read (feed) order, linked from the oldest to the newest, and how many. */
+  private oldest: Delivery | undefined
+  private newest: Delivery | undefined
   private unfinished = 0
   /** Redelivered dead letters not recorded yet. */
   private readonly redeliveries = new Set<string>()
@@ -125,8 +127,7 @@ export class Deliveries {
     for (const event of events) {
       const delivery: Delivery = { event, seq: this.seq++, previous: this.cursor, attempts: 0, slot: false }
       this.cursor = event.id
-      this.read.push(delivery)
-      this.unfinished++
+      this.link(delivery)
       this.enqueue(delivery)
     }
     this.pump()
@@ -231,7 +232,7 @@ export class Deliveries {
   /** Handled or set aside: the order's next event may start, and the outcome is recorded. */
   private finish (delivery: Delivery, result: Delivery['result']): void {
     delivery.result = result
-    if (delivery.previous !== undefined) this.unfinished--
+    if (delivery.previous !== undefined) this.unlink(delivery)
     this.finished.push(delivery)
     const key = delivery.event.order.id
     const queue = this.orders.get(key)!
@@ -263,20 +264,25 @@ export class Deliveries {
     this.recording = undefined
   }
 
-  /** The oldest feed delivery not finished, if any. */
-  private oldestUnfinished (): Delivery | undefined {
-    while (this.head < this.read.length && this.read[this.head]!.result !== undefined) this.head++
-    // Now and then, the finished ones before the head go.
-    if (this.head >= COMPACT_AFTER && this.head * 2 >= this.read.length) {
-      this.read.splice(0, this.head)
-      this.head = 0
-    }
-    return this.read[this.head]
+  private link (delivery: Delivery): void {
+    delivery.older = this.newest
+    if (this.newest === undefined) this.oldest = delivery
+    else this.newest.newer = delivery
+    this.newest = delivery
+    this.unfinished++
+  }
+
+  private unlink ({ older, newer }: Delivery): void {
+    if (older === undefined) this.oldest = newer
+    else older.newer = newer
+    if (newer === undefined) this.newest = older
+    else newer.older = older
+    this.unfinished--
   }
 
   /** The batch as the storage records it: the checkpoint moves to just before the oldest unfinished event. */
   private progressOf (batch: readonly Delivery[]): Progress {
-    const oldest = this.oldestUnfinished()
+    const { oldest } = this
     const to = oldest === undefined ? this.cursor : oldest.previous!
     const outcomes: DeliveryOutcomes = {
       finished: batch.filter(d => d.previous !== undefined && oldest !== undefined && d.seq > oldest.seq).map(d => d.event.id),
