@@ -80,7 +80,9 @@ export const subscription = Object.freeze({
   defaultDeadLetters: 100,
   maxDeadLetters: 1000,
   /** How far `lag.events` counts. */
-  maxLag: 10_000
+  maxLag: 10_000,
+  /** Characters of a failure's description kept in `failing` and in a dead letter. */
+  errorLength: 1000
 })
 
 /** Webhooks (`webhook()`). */

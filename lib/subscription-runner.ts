@@ -78,6 +78,17 @@ export function describeThrown (thrown: unknown): string {
   return json === undefined || json === 'null' ? `${type} was thrown` : `${type} was thrown: ${json.slice(0, 200)}`
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+/**
+ * A failure's description as every storage keeps it: PostgreSQL text holds no NUL and no lone
+ * surrogate (a refused dead letter would be set aside again and again), and one error message, an
+ * HTTP body say, need not fill a dead letter.
+ */
+function storable (description: string): string {
+  return description.slice(0, limits.errorLength).replaceAll('\u0000', '\uFFFD').replace(LONE_SURROGATE, '\uFFFD')
+}
+
 /** A wait that `interrupt` ends early; its timer never keeps the process alive. */
 class Pause {
   private timer: NodeJS.Timeout | undefined
@@ -272,7 +283,7 @@ export class Runner {
       this.failures.delete(event.id)
       return { outcome: 'ok' }
     } catch (thrown) {
-      const error = describeThrown(thrown)
+      const error = storable(describeThrown(thrown))
       this.failed(event, number, thrown, error, last)
       return { outcome: last ? 'dead_lettered' : 'failed', error }
     }

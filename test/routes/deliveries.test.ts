@@ -168,6 +168,17 @@ t.test('a redelivered event that fails again is set aside again after a fresh sc
   t.equal(attempts, 2, 'one attempt for the one redeliver')
 })
 
+t.test('a failure described with characters a database cannot keep, or at great length, is still set aside', async t => {
+  const app = await buildApp(t)
+  const message = `refused \u0000 \uD800 ${'x'.repeat(5000)}`
+  app.orders.subscribe('erp', async () => { throw new Error(message) }, { from: 'start', retry: { schedule: [] }, ...quick })
+  await app.orders.create(orderBody())
+  await eventually('set aside', async () => (await app.orders.deadLetters('erp')).items.length === 1)
+  const [{ error }] = (await app.orders.deadLetters('erp')).items as [{ error: string }]
+  t.equal(error.length, 1000, 'the first 1,000 characters')
+  t.ok(error.startsWith('refused \uFFFD \uFFFD xxx'), 'NUL and a lone surrogate replaced')
+})
+
 t.test('subscriptions() shows what is in flight and how far behind the subscription is', async t => {
   const app = await buildApp(t)
   let release: () => void = () => {}
