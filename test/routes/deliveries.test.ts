@@ -174,7 +174,7 @@ t.test('a failure described with characters a database cannot keep, or at great 
   app.orders.subscribe('erp', async () => { throw new Error(message) }, { from: 'start', retry: { schedule: [] }, ...quick })
   await app.orders.create(orderBody())
   await eventually('set aside', async () => (await app.orders.deadLetters('erp')).items.length === 1)
-  const [{ error }] = (await app.orders.deadLetters('erp')).items as [{ error: string }]
+  const { error } = (await app.orders.deadLetters('erp')).items[0]!
   t.equal(error.length, 1000, 'the first 1,000 characters')
   t.ok(error.startsWith('refused \uFFFD \uFFFD xxx'), 'NUL and a lone surrogate replaced')
 })
