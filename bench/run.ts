@@ -34,11 +34,11 @@ const USAGE = `Usage: npm run bench -- [options]
                      (events under load while PostgreSQL kills connections; needs DATABASE_URL) or
                      scale-pg (page cost at 10,000 and 1,000,000 orders with a skewed spread, on the
                      server at DATABASE_URL, else PGlite) or webhooks (delivery rate and latency to
-                     a local receiver) or upgrade-steps (each upgrade statement timed on 1,000,000
-                     orders; needs DATABASE_URL) or telemetry (ns per telemetry call, and req/s of
-                     the three routes without @opentelemetry/api, with it and no SDK, and with an
-                     SDK that drops what it exports); default all but soak, scale-pg and
-                     upgrade-steps
+                     a local receiver, and a backlog to a receiver taking 50 ms with concurrency 32)
+                     or upgrade-steps (each upgrade statement timed on 1,000,000 orders; needs
+                     DATABASE_URL) or telemetry (ns per telemetry call, and req/s of the three
+                     routes without @opentelemetry/api, with it and no SDK, and with an SDK that
+                     drops what it exports); default all but soak, scale-pg and upgrade-steps
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders, smaller feeds
   --source           load the plugin from lib/ through tsx instead of building dist/ first
   --profile          run the HTTP servers under --cpu-prof and print their top self-time frames
@@ -407,7 +407,7 @@ const parts = {
   feed: () => runScript('feed.ts', { storages: true }),
   soak: () => runScript('soak-events.ts'),
   'scale-pg': () => runScript('scale-pg.ts'),
-  webhooks: () => runScript('webhooks.ts'),
+  webhooks: () => runScript('webhooks.ts', { storages: true }),
   'upgrade-steps': () => runScript('upgrade-steps.ts'),
   telemetry: () => runScript('telemetry.ts')
 }

@@ -47,7 +47,7 @@ const BENCH_TABLE = 'fastify_order_bench'
 
 /** Drops every relation postgresStorage() creates for one table name. */
 export async function dropPluginTables (client: SqlClient, table: string): Promise<void> {
-  await client.query(`DROP TABLE IF EXISTS ${['', '_idempotency_keys', '_events', '_subscriptions', '_schema'].map(suffix => table + suffix).join(', ')}`)
+  await client.query(`DROP TABLE IF EXISTS ${['', '_idempotency_keys', '_events', '_subscriptions', '_finished', '_dead_letters', '_schema'].map(suffix => table + suffix).join(', ')}`)
   await client.query(`DROP FUNCTION IF EXISTS ${table}_epoch()`)
 }
 

@@ -10,7 +10,7 @@ if (process.env.DATABASE_URL === undefined) {
 const { postgresSchemaSql } = await import(new URL('storage/postgres/postgres-storage.js', libraryDir).href) as typeof import('../lib/storage/postgres/postgres-storage.js')
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL })
 const table = 'fastify_order_bench_steps'
-await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_idempotency_keys, ${table}_events, ${table}_subscriptions, ${table}_schema CASCADE`)
+await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_idempotency_keys, ${table}_events, ${table}_subscriptions, ${table}_finished, ${table}_dead_letters, ${table}_schema CASCADE`)
 await pool.query(`DROP FUNCTION IF EXISTS ${table}_epoch`)
 const [one, ...rest] = postgresSchemaSql({ table, from: 0 })
 for (const statement of one!.statements) await pool.query(statement)
@@ -41,6 +41,6 @@ for (const step of rest) {
     console.log(`  version ${step.version}: ${millisSince(start).toFixed(1)} ms${runs}  ${statement.replace(REPEAT, '').replace(/\s+/g, ' ').trim().slice(0, 100)}`)
   }
 }
-await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_idempotency_keys, ${table}_events, ${table}_subscriptions, ${table}_schema CASCADE`)
+await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_idempotency_keys, ${table}_events, ${table}_subscriptions, ${table}_finished, ${table}_dead_letters, ${table}_schema CASCADE`)
 await pool.query(`DROP FUNCTION IF EXISTS ${table}_epoch`)
 await pool.end()

@@ -56,7 +56,7 @@ export {
 } from './schemas.js'
 export type {
   Order, OrderItem, StatusChange, CreateOrderInput, ListOrdersQuery, ListOrdersFilter, OrderPage,
-  UpdateOrderStatusInput, OrderErrorBody, OrderSchemas, ListEventsQuery, NewOrder
+  UpdateOrderStatusInput, OrderErrorBody, OrderSchemas, ListEventsQuery, NewOrder, DeadLettersQuery, RedeliverQuery
 } from './schemas.js'
 export type { OrderCustomFields, CustomFieldsPatch } from './custom-fields/types.js'
 export type { OrderPluginOptions } from './options.js'
@@ -67,5 +67,7 @@ export type { OrderScope } from './scope.js'
 export type { OrderListeners, OrderMove } from './listeners.js'
 export type { OrderEvent, EventPage } from './events.js'
 export type { FeedHealth } from './feed-stall.js'
-export type { OrderEventHandler, SubscribeOptions, SubscriptionStatus } from './subscriptions.js'
+export type {
+  OrderEventHandler, SubscribeOptions, SubscriptionStatus, SubscriptionLag, RetryPolicy, DeadLetter, DeadLetterPage
+} from './subscriptions.js'
 export type { OrderStorage, JoinedStorage, CreateResult, IdempotencyClaim, StorageListQuery } from './storage/order-storage.js'

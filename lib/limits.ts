@@ -70,7 +70,19 @@ export const subscription = Object.freeze({
   defaultLeaseTtl: 30_000,
   defaultMaxBackoff: 60_000,
   /** Every duration option of a subscription: what a timer keeps. */
-  maxDuration: MAX_INT32
+  maxDuration: MAX_INT32,
+  /** Events handled at once. */
+  defaultConcurrency: 1,
+  maxConcurrency: 256,
+  /** Delays of a `retry` schedule, each at most `maxDuration`. */
+  maxSchedule: 20,
+  /** `app.orders.deadLetters` pages, and the event ids one `redeliver` may name. */
+  defaultDeadLetters: 100,
+  maxDeadLetters: 1000,
+  /** How far `lag.events` counts. */
+  maxLag: 10_000,
+  /** Characters of a failure's description kept in `failing` and in a dead letter. */
+  errorLength: 1000
 })
 
 /** Webhooks (`webhook()`). */

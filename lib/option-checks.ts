@@ -17,6 +17,8 @@ export interface OptionChecker {
   known: (options: unknown, names: readonly string[], example: string, also?: readonly string[]) => Record<string, unknown>
   /** The option as an integer within the rule's bounds, or its fallback when absent. */
   integer: (options: Record<string, unknown>, name: string, rule: IntegerRule) => number
+  /** The option as an array of at most `maxLength` integers, each within the rule's bounds. */
+  integers: (options: Record<string, unknown>, name: string, rule: Omit<IntegerRule, 'fallback'> & { maxLength: number }) => number[]
   /** The option as one of `values`, or `fallback` when absent. */
   oneOf: <T>(options: Record<string, unknown>, name: string, values: readonly T[], fallback: T) => T
   /** The option as a function, or undefined when absent; `shape` says what it is called with. */
@@ -43,6 +45,15 @@ export function optionChecker (prefix: string, OptionError: new (message: string
         throw invalid(`${name} must be an integer from ${min} to ${max}${unit}, got ${shown(value)}`)
       }
       return value as number
+    },
+    integers (options, name, { min = 1, max, maxLength, unit = '' }) {
+      const value = options[name]
+      const rule = `${name} must be an array of at most ${maxLength} integers from ${min} to ${max}${unit}`
+      if (!Array.isArray(value)) throw invalid(`${rule}, got ${shown(value)}`)
+      if (value.length > maxLength) throw invalid(`${rule}, got ${value.length} of them`)
+      const bad = value.findIndex(item => !Number.isSafeInteger(item) || item < min || item > max)
+      if (bad >= 0) throw invalid(`${rule}, got ${shown(value[bad])} at index ${bad}`)
+      return [...value]
     },
     oneOf (options, name, values, fallback) {
       const value = options[name] ?? fallback

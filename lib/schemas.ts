@@ -2,7 +2,7 @@
 import { Type, type Static, type TOptional, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { customFieldForms } from './custom-fields/forms.js'
 import type { CustomFieldsPatch, OrderCustomFields } from './custom-fields/types.js'
-import { order as limits, page, plugin } from './limits.js'
+import { order as limits, page, plugin, subscription } from './limits.js'
 import { defaultWorkflow } from './workflow.js'
 
 /** What the schemas depend on: the plugin options that tighten or extend them. */
@@ -200,7 +200,19 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: page.maxEvents, default: page.defaultEvents }))
   }, strict)
 
-  return { Order, OrderError, CreateOrderBody, ListOrdersBody, OrderPage, UpdateOrderStatusBody, IdempotencyHeaders, ListEventsQuery }
+  // app.orders.deadLetters' and redeliver's second arguments.
+  const DeadLettersQuery = Type.Object({
+    after: Type.Optional(Type.String({ minLength: 1, maxLength: limits.idLength, description: 'The event id of a dead letter listed earlier' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: subscription.maxDeadLetters, default: subscription.defaultDeadLetters }))
+  }, strict)
+  const RedeliverQuery = Type.Object({
+    eventIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: limits.idLength }), {
+      maxItems: subscription.maxDeadLetters,
+      description: 'The events of the dead letters to put back; all of them when absent'
+    }))
+  }, strict)
+
+  return { Order, OrderError, CreateOrderBody, ListOrdersBody, OrderPage, UpdateOrderStatusBody, IdempotencyHeaders, ListEventsQuery, DeadLettersQuery, RedeliverQuery }
 }
 
 /** The schema of the custom fields the host declared in `OrderCustomFields`, or undefined. */
@@ -250,4 +262,6 @@ export type OrderPage = Static<OrderSchemas['OrderPage']>
 export type UpdateOrderStatusInput = Static<OrderSchemas['UpdateOrderStatusBody']>
 export type OrderErrorBody = Static<OrderSchemas['OrderError']>
 export type ListEventsQuery = Static<OrderSchemas['ListEventsQuery']>
+export type DeadLettersQuery = Static<OrderSchemas['DeadLettersQuery']>
+export type RedeliverQuery = Static<OrderSchemas['RedeliverQuery']>
 export type { TSchema }

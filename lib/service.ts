@@ -7,15 +7,17 @@ import { codes } from './errors.js'
 import { isEventId, type EventPage, type OrderEvent } from './events.js'
 import { feedNeverHeldBack, watchFeedStall, type FeedHealth } from './feed-stall.js'
 import { freezer, type Freezer } from './freeze.js'
-import { page } from './limits.js'
 import { createListeners, type OrderListeners } from './listeners.js'
 import { createRetention } from './retention.js'
 import { orderRules, type OrderCallOptions, type OrderRules } from './rules.js'
-import type { CreateOrderInput, ListEventsQuery, ListOrdersQuery, Order, OrderPage, OrderSchemas, UpdateOrderStatusInput } from './schemas.js'
+import { page, subscription } from './limits.js'
+import type {
+  CreateOrderInput, DeadLettersQuery, ListEventsQuery, ListOrdersQuery, Order, OrderPage, OrderSchemas, RedeliverQuery, UpdateOrderStatusInput
+} from './schemas.js'
 import { checkScope } from './scope.js'
 import { hasCapability, storageMethods, type JoinedStorage, type OrderStorage } from './storage/order-storage.js'
 import { unavailableOnFailure } from './storage/unavailable.js'
-import { createSubscriptions, type OrderEventHandler, type SubscribeOptions, type SubscriptionStatus } from './subscriptions.js'
+import { createSubscriptions, type DeadLetterPage, type OrderEventHandler, type SubscribeOptions, type Subscriptions, type SubscriptionStatus } from './subscriptions.js'
 import { assertValid, createAjv, type Validate } from './validation.js'
 import type { Telemetry } from './telemetry.js'
 import type { CompiledWorkflow } from './workflow.js'
@@ -50,6 +52,10 @@ export interface OrderService {
    * transaction's backend pid when the storage can tell; `{ heldBackSeconds: 0 }` while nothing holds it.
    */
   feedHealth: () => Promise<FeedHealth>
+  /** A page of the dead letters of subscription `name`, in feed order: events whose retry schedule ran out. */
+  deadLetters: (name: string, query?: DeadLettersQuery) => Promise<DeadLetterPage>
+  /** Puts dead letters of `name` (those of `eventIds`, or all) back to be delivered with a fresh schedule; how many it found. */
+  redeliver: (name: string, query?: RedeliverQuery) => Promise<{ count: number }>
 }
 
 export interface OrderServiceConfig {
@@ -170,6 +176,32 @@ function listEventsOf (storage: OrderStorage, validate: Validate, freeze: Freeze
   }
 }
 
+/** Why a call about subscriptions cannot be made on this storage. */
+function noSubscriptions (call: string): Error {
+  return new codes.ORDER_INVALID_SUBSCRIPTION(`${call}: subscriptions need a storage with them; this storage has no ${storageMethods.subscriptions[0]} method`)
+}
+
+/** app.orders.deadLetters and redeliver over the subscriptions: validated like every call. */
+function deadLetterCallsOf (subscriptions: Subscriptions | undefined, validatorOf: (schema: object) => Validate, schemas: OrderSchemas): Pick<OrderService, 'deadLetters' | 'redeliver'> {
+  const validateDeadLetters = validatorOf(schemas.DeadLettersQuery)
+  const validateRedeliver = validatorOf(schemas.RedeliverQuery)
+  return {
+    async deadLetters (name, query = {}) {
+      assertValid<DeadLettersQuery>(validateDeadLetters, query)
+      if (subscriptions === undefined) throw noSubscriptions('deadLetters')
+      const { after, limit = subscription.defaultDeadLetters } = query
+      if (after !== undefined && !isEventId(after)) throw new codes.ORDER_EVENT_NOT_FOUND(after)
+      return subscriptions.deadLetters(name, { after, limit })
+    },
+    async redeliver (name, query = {}) {
+      assertValid<RedeliverQuery>(validateRedeliver, query)
+      if (subscriptions === undefined) throw noSubscriptions('redeliver')
+      // An id that is no event id names no dead letter.
+      return subscriptions.redeliver(name, query.eventIds?.filter(isEventId))
+    }
+  }
+}
+
 /**
  * Builds app.orders and what the routes share with it: the rules (the only place with business
  * rules, so the two never disagree) and the strict validator of each schema, compiled once.
@@ -240,12 +272,13 @@ export function createOrderService (config: OrderServiceConfig) {
     },
     listEvents,
     subscribe (name, handler, options) {
-      if (subscriptions === undefined) throw new codes.ORDER_INVALID_SUBSCRIPTION(`subscribe: subscriptions need a storage with them; this storage has no ${storageMethods.subscriptions[0]} method`)
+      if (subscriptions === undefined) throw noSubscriptions('subscribe')
       subscriptions.subscribe(name, handler, options)
       return orders
     },
     subscriptions: () => subscriptions?.subscriptions() ?? [],
-    feedHealth
+    feedHealth,
+    ...deadLetterCallsOf(subscriptions, validatorOf, schemas)
   }
 
   return {

@@ -1,14 +1,14 @@
-// The subscription runner: lease, read, handle, checkpoint, back off, and stop at close.
-import { randomUUID } from 'node:crypto'
-import type { FastifyBaseLogger } from 'fastify'
+// Subscriptions: their options checked, a runner per name, and what every instance sees of them (status, dead letters, redelivery).
 import { codes } from './errors.js'
-import { subscription as limits } from './limits.js'
+import type { RetryPolicy } from './deliveries.js'
+import { MAX_INT32, subscription as limits } from './limits.js'
 import { optionChecker } from './option-checks.js'
-import type { OrderEvent } from './events.js'
-import type { SubscriptionsCapability } from './storage/order-storage.js'
+import type { StoredDeadLetter } from './storage/order-storage.js'
+import { unavailableOnFailure } from './storage/unavailable.js'
+import { Runner, type OrderEventHandler, type RunnerConfig, type RunnerOptions, type SubscriptionStatus } from './subscription-runner.js'
 
-/** Handles one event; resolving checkpoints it, throwing or rejecting retries it after a backoff. */
-export type OrderEventHandler = (event: OrderEvent) => unknown
+export type { OrderEventHandler, RetryPolicy, SubscriptionStatus }
+export type { SubscriptionLag } from './subscription-runner.js'
 
 export interface SubscribeOptions {
   /** Where a new subscription starts: `now` (default), after every event stored so far; `start`, at the oldest retained event. Ignored once it has a checkpoint. */
@@ -17,26 +17,28 @@ export interface SubscribeOptions {
   pollInterval?: number
   /** How long a lease lasts unless renewed, in ms; an instance that dies is replaced after it. Default 30 000, at least twice `pollInterval`. */
   leaseTtl?: number
-  /** The longest wait between two attempts at a failing event, in ms. Default 60 000. */
+  /** The longest wait between two attempts at a failing event under `retry: 'forever'`, in ms. Default 60 000. */
   maxBackoff?: number
+  /** Events handled at once, 1 to 256; one order's are never handled at once and always in feed order. Default 1. */
+  concurrency?: number
+  /**
+   * `forever` (default): retry a failing event with capped exponential backoff until it succeeds; its
+   * order's later events wait. `{ schedule }`: after the k-th failed attempt wait `schedule[k-1]` ms
+   * and try again (at most 20 delays, each at most 2^31-1 ms); after a failure with no delay left, the
+   * event is set aside as a dead letter and its order's later events go on.
+   */
+  retry?: RetryPolicy
 }
 
-/** A subscription of this instance, for health checks. */
-export interface SubscriptionStatus {
-  name: string
-  /** The last event handled and checkpointed, or null. */
-  lastEventId: string | null
-  /** Whether this instance holds the lease, so runs the handler. */
-  active: boolean
-  /** Present while an event's handler keeps failing. */
-  failing?: { eventId: string, attempts: number, error: string }
+/** An event set aside after its last attempt failed: `app.orders.deadLetters`. */
+export type DeadLetter = StoredDeadLetter
+
+export interface DeadLetterPage {
+  /** In feed order. */
+  items: DeadLetter[]
 }
 
-export interface SubscriptionsConfig {
-  storage: SubscriptionsCapability
-  log: FastifyBaseLogger
-  /** Freezes an event before host code gets it. */
-  readonly: (event: OrderEvent) => OrderEvent
+export interface SubscriptionsConfig extends RunnerConfig {
   /** The plugin's eventRetention: no lease may outlast it. */
   eventRetention: number
 }
@@ -44,32 +46,55 @@ export interface SubscriptionsConfig {
 export interface Subscriptions {
   subscribe: (name: string, handler: OrderEventHandler, options?: SubscribeOptions) => void
   subscriptions: () => SubscriptionStatus[]
+  /** A page of the dead letters of `name`; `after` already checked to be an event id. */
+  deadLetters: (name: unknown, query: { after?: string, limit: number }) => Promise<DeadLetterPage>
+  /** Puts dead letters of `name` back (those of `eventIds`, or all); returns how many. */
+  redeliver: (name: unknown, eventIds: readonly string[] | undefined) => Promise<{ count: number }>
   /** This instance stored an event: look for it now rather than at the next poll. */
   wake: () => void
   /** Starts the subscriptions made so far and every later one at once (the app is ready). */
   start: () => void
-  /** Stops every subscription after its handler in flight, checkpoints it and gives up the lease. */
+  /** Stops every subscription after its handler calls in flight, records them and gives up the lease. */
   close: () => Promise<void>
 }
 
 const NAME = new RegExp(`^[A-Za-z0-9_.-]{1,${limits.nameLength}}$`)
+// Section 8's options, which the message of an unknown option lists; concurrency and retry are checked on their own.
 const OPTIONS = ['from', 'pollInterval', 'leaseTtl', 'maxBackoff']
-const BATCH = 100
-const FIRST_BACKOFF = 100
-// After a local write, an empty read is retried at 1, 2, 4 ... ms, up to the poll interval: on
-// PostgreSQL the event is listed only once older transactions elsewhere have ended.
-const FIRST_CHASE = 1
+const DELIVERY_OPTIONS = ['concurrency', 'retry']
 
 const check = optionChecker('subscribe: ', codes.ORDER_INVALID_SUBSCRIPTION)
 // Every duration is a timer's: Node.js fires a longer one at once.
 const duration = (fallback: number) => ({ fallback, max: limits.maxDuration, unit: ' ms' })
 
-function checkSubscribe (name: unknown, handler: unknown, options: unknown, eventRetention: number): Required<SubscribeOptions> {
+function checkName (name: unknown): asserts name is string {
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw check.invalid(`a subscription name must be 1 to ${limits.nameLength} letters, digits, "_", "." or "-", got ${JSON.stringify(name)}`)
   }
+}
+
+/** What a bad retry option is, for its message. */
+function kindOf (value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value)
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'object' && value !== null) return `an object with ${Object.keys(value).join(', ') || 'no keys'}`
+  return typeof value === 'number' || typeof value === 'boolean' || value === null ? String(value) : `a ${typeof value}`
+}
+
+function checkRetry (retry: unknown): RetryPolicy {
+  if (retry === undefined || retry === 'forever') return 'forever'
+  if (typeof retry !== 'object' || retry === null || Array.isArray(retry) || Object.keys(retry).join() !== 'schedule') {
+    throw check.invalid(`retry must be "forever" or { schedule: [ms, …] } with at most ${limits.maxSchedule} delays, got ${kindOf(retry)}`)
+  }
+  const schedule = check.integers({ 'retry.schedule': (retry as { schedule: unknown }).schedule }, 'retry.schedule',
+    { min: 0, max: MAX_INT32, maxLength: limits.maxSchedule, unit: ' ms' })
+  return Object.freeze({ schedule: Object.freeze(schedule) })
+}
+
+function checkSubscribe (name: unknown, handler: unknown, options: unknown, eventRetention: number): RunnerOptions {
+  checkName(name)
   if (typeof handler !== 'function') throw check.invalid(`the handler of subscription "${name}" must be a function (event) => ...`)
-  const record = check.known(options, OPTIONS, '{ from: "start" }')
+  const record = check.known(options, OPTIONS, '{ from: "start" }', DELIVERY_OPTIONS)
   const from = check.oneOf(record, 'from', ['now', 'start'] as const, 'now')
   const pollInterval = check.integer(record, 'pollInterval', duration(limits.defaultPollInterval))
   const leaseTtl = check.integer(record, 'leaseTtl', duration(limits.defaultLeaseTtl))
@@ -80,176 +105,31 @@ function checkSubscribe (name: unknown, handler: unknown, options: unknown, even
   if (leaseTtl > eventRetention) {
     throw check.invalid(`leaseTtl (${leaseTtl}) must be at most the plugin's eventRetention (${eventRetention}), so retention never purges what a live subscription still needs`)
   }
-  return { from, pollInterval, leaseTtl, maxBackoff: check.integer(record, 'maxBackoff', duration(limits.defaultMaxBackoff)) }
-}
-
-/**
- * A readable description of anything a handler may throw: an Error's message, a string, or the type
- * and JSON of another value (an object without a prototype has no toString to call).
- */
-export function describeThrown (thrown: unknown): string {
-  if (thrown instanceof Error) return thrown.message
-  if (typeof thrown === 'string') return thrown
-  let json: string | undefined
-  try {
-    json = JSON.stringify(thrown)
-  } catch {}
-  const type = thrown === null || thrown === undefined ? String(thrown) : typeof thrown === 'object' ? 'an object' : `a ${typeof thrown}`
-  return json === undefined || json === 'null' ? `${type} was thrown` : `${type} was thrown: ${json.slice(0, 200)}`
-}
-
-/** A wait that `interrupt` ends early; its timer never keeps the process alive. */
-class Pause {
-  private timer: NodeJS.Timeout | undefined
-  private resolve: (() => void) | undefined
-
-  wait (ms: number): Promise<void> {
-    return new Promise(resolve => {
-      this.resolve = resolve
-      this.timer = setTimeout(resolve, ms).unref()
-    })
-  }
-
-  interrupt (): void {
-    clearTimeout(this.timer)
-    this.resolve?.()
-  }
-}
-
-class Runner {
-  readonly status: SubscriptionStatus
-  private readonly holder = randomUUID()
-  private stopped = false
-  private running: Promise<void> | undefined
-  // One pause for waiting on events (ended by a local write or close), one for backoff (close only).
-  private readonly poll = new Pause()
-  private readonly backoff = new Pause()
-  private chase = 0
-  private renewal: NodeJS.Timeout | undefined
-  private lost = false
-
-  constructor (
-    readonly name: string,
-    private readonly handler: OrderEventHandler,
-    private readonly options: Required<SubscribeOptions>,
-    private readonly config: SubscriptionsConfig
-  ) {
-    this.status = { name, lastEventId: null, active: false }
-  }
-
-  start (): void {
-    this.running ??= this.run()
-  }
-
-  /** Only the lease holder reads; another instance's runner waits for its poll as before. */
-  wake (): void {
-    if (!this.status.active) return
-    this.chase = FIRST_CHASE
-    this.poll.interrupt()
-  }
-
-  async stop (): Promise<void> {
-    this.stopped = true
-    this.poll.interrupt()
-    this.backoff.interrupt()
-    await this.running
-  }
-
-  private async run (): Promise<void> {
-    const { storage, log } = this.config
-    const { name, holder } = this
-    while (!this.stopped) {
-      let delay = this.options.pollInterval
-      try {
-        const lease = await storage.lease({ name, holder, ttl: this.options.leaseTtl, from: this.options.from })
-        this.status.active = lease.held
-        this.status.lastEventId = lease.lastEventId
-        if (lease.held) {
-          const events = await storage.readSubscription(name, BATCH)
-          if (events.length > 0) {
-            await this.deliver(events)
-            delay = 0
-          } else if (this.chase > 0) {
-            delay = this.chase
-            this.chase = this.chase * 2 < this.options.pollInterval ? this.chase * 2 : 0
-          }
-        }
-      } catch (err) {
-        log.warn({ err, subscription: name }, `fastify-order: subscription "${name}" could not reach the storage; retrying`)
-      }
-      if (delay > 0 && !this.stopped) await this.poll.wait(delay)
-    }
-    await this.release()
-  }
-
-  /** Handles a batch in order, checkpointing each event; stops early if the lease is lost or at close. */
-  private async deliver (events: readonly OrderEvent[]): Promise<void> {
-    const { storage } = this.config
-    this.lost = false
-    // Renewed while working, so a long batch or a failing handler keeps the lease.
-    this.renewal = setInterval(() => { this.renew() }, Math.floor(this.options.leaseTtl / 3)).unref()
-    try {
-      for (const event of events) {
-        if (this.stopped || this.lost || !await this.handle(event)) return
-        if (!await storage.checkpoint(this.name, this.holder, this.status.lastEventId, event.id)) {
-          this.status.active = false
-          return
-        }
-        this.status.lastEventId = event.id
-      }
-    } finally {
-      clearInterval(this.renewal)
-    }
-  }
-
-  /** Runs the handler until it succeeds; false if the subscription stopped or lost its lease first. */
-  private async handle (event: OrderEvent): Promise<boolean> {
-    const { log, readonly } = this.config
-    for (let attempts = 1; !this.stopped && !this.lost; attempts++) {
-      try {
-        await this.handler(readonly(event))
-        delete this.status.failing
-        return true
-      } catch (err) {
-        const error = describeThrown(err)
-        this.status.failing = { eventId: event.id, attempts, error }
-        // Logged as an Error, whatever was thrown: a value without a prototype cannot be serialized as one.
-        log.error({ err: err instanceof Error ? err : new Error(error), subscription: this.name, eventId: event.id, attempts },
-          `fastify-order: subscription "${this.name}" failed to handle event ${event.id}; retrying`)
-      }
-      await this.backoff.wait(Math.min(FIRST_BACKOFF * 2 ** Math.min(attempts - 1, 30), this.options.maxBackoff))
-    }
-    return false
-  }
-
-  private renew (): void {
-    const { storage, log } = this.config
-    storage.lease({ name: this.name, holder: this.holder, ttl: this.options.leaseTtl, from: this.options.from }).then(lease => {
-      if (!lease.held) {
-        this.lost = true
-        this.status.active = false
-        this.backoff.interrupt()
-      }
-    }, (err: unknown) => {
-      log.warn({ err, subscription: this.name }, `fastify-order: subscription "${this.name}" could not renew its lease; retrying`)
-    })
-  }
-
-  private async release (): Promise<void> {
-    this.status.active = false
-    try {
-      await this.config.storage.release(this.name, this.holder)
-    } catch (err) {
-      // The lease lapses after its TTL all the same.
-      this.config.log.warn({ err, subscription: this.name }, `fastify-order: subscription "${this.name}" could not release its lease`)
-    }
+  return {
+    from,
+    pollInterval,
+    leaseTtl,
+    maxBackoff: check.integer(record, 'maxBackoff', duration(limits.defaultMaxBackoff)),
+    concurrency: check.integer(record, 'concurrency', { fallback: limits.defaultConcurrency, max: limits.maxConcurrency }),
+    retry: checkRetry(record.retry)
   }
 }
 
 export function createSubscriptions (config: SubscriptionsConfig): Subscriptions {
+  // What app.orders calls read: a storage failure is ORDER_STORAGE_UNAVAILABLE there, as for every call.
+  const storage = unavailableOnFailure(config.storage, ['inspectSubscription', 'listDeadLetters', 'redeliver'])
   const runners = new Map<string, Runner>()
   let started = false
   let closed = false
+
+  /** Throws ORDER_INVALID_SUBSCRIPTION unless this instance subscribed `name` or the storage knows it. */
+  async function checkKnown (name: unknown): Promise<string> {
+    checkName(name)
+    if (!runners.has(name) && await storage.inspectSubscription(name, 0) === undefined) {
+      throw check.invalid(`no subscription is named "${name}": this app has not subscribed it and the storage holds no progress or dead letter of it`)
+    }
+    return name
+  }
 
   return {
     subscribe (name, handler, options = {}) {
@@ -261,10 +141,19 @@ export function createSubscriptions (config: SubscriptionsConfig): Subscriptions
       if (started) runner.start()
     },
     subscriptions () {
-      return [...runners.values()].map(({ status }) => ({
-        ...status,
-        ...(status.failing === undefined ? {} : { failing: { ...status.failing } })
-      }))
+      return [...runners.values()].map(runner => runner.status())
+    },
+    async deadLetters (name, query) {
+      const known = await checkKnown(name)
+      const items = await storage.listDeadLetters(known, query)
+      if (items === undefined) throw new codes.ORDER_EVENT_NOT_FOUND(query.after)
+      return { items: items.map(({ event, attempts, error, at }) => Object.freeze({ event: config.readonly(event), attempts, error, at })) }
+    },
+    async redeliver (name, eventIds) {
+      const known = await checkKnown(name)
+      const count = await storage.redeliver(known, eventIds)
+      runners.get(known)?.inspectSoon()
+      return { count }
     },
     wake () {
       for (const runner of runners.values()) runner.wake()

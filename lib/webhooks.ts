@@ -102,6 +102,19 @@ function checkOptions (options: WebhookOptions) {
   return { url: target.href, endpoint, keys, timeout, types: new Set(types), headers: { ...headers } }
 }
 
+const SECOND = 1000
+const MINUTE = 60 * SECOND
+const HOUR = 60 * MINUTE
+
+/**
+ * The Standard Webhooks retry schedule, in ms: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h after the
+ * failed attempts, about 27.6 hours in all before the event is set aside as a dead letter. For
+ * `app.orders.subscribe(name, webhook(…), { retry: { schedule: webhookRetrySchedule } })`.
+ */
+export const webhookRetrySchedule: readonly number[] = Object.freeze([
+  5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR
+])
+
 /**
  * A subscription handler that delivers each event to `url` as one signed POST, for
  * `app.orders.subscribe(name, webhook({ url, secret }))`. Body: `{"type":"order.<type>",
@@ -109,7 +122,8 @@ function checkOptions (options: WebhookOptions) {
  * deduplicate on), `webhook-timestamp` (seconds at sending) and `webhook-signature` (`v1,<base64
  * HMAC-SHA256 of "<id>.<timestamp>.<body>">`, one per secret). A 2xx answer delivers the event; any
  * other answer (a redirect included: it is not followed), a timeout or a network error throws, so
- * the subscription retries that event with its backoff and never moves past it. Bad options throw
+ * the subscription retries that event as its `retry` option says, and delivers none of that order's
+ * later events before it is delivered or set aside. Bad options throw
  * ORDER_INVALID_OPTIONS here, and so does what fetch would refuse at every delivery (credentials in
  * the URL, a port it blocks, a header it forbids or sets itself). Secrets appear in no message, and
  * the endpoint is named by origin and path only: a query string often carries a token.

@@ -204,4 +204,24 @@ t.test('the webhooks example delivers every event to its receiver, which verifie
   t.same(received, items.map(event => event.id), 'in feed order')
   const forged = await app.inject({ method: 'POST', url: '/webhook-receiver', headers: { 'content-type': 'application/json' }, payload: '{}' })
   t.equal(forged.statusCode, 401, 'an unsigned request is refused')
+  t.same((await app.inject({ method: 'GET', url: '/webhook-dead-letters' })).json(), { items: [] }, 'nothing set aside')
+})
+
+t.test('the webhooks example shows the events its receiver refused for good, and sends them again', async t => {
+  const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`
+  const { app } = await buildWebhookServer(secret, { logger: false }, exampleMemoryStorage())
+  t.teardown(() => app.close())
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  // A receiver that is not there, and no delay left after the first attempt: set aside at once.
+  startWebhook(app, `${address}/nowhere`, secret, { schedule: [] })
+  const order = await app.orders.create(orderBody())
+  let letters: Array<{ event: { id: string, order: { id: string } }, attempts: number, error: string }> = []
+  await eventually('the event is set aside', async () => {
+    letters = (await app.inject({ method: 'GET', url: '/webhook-dead-letters' })).json().items
+    return letters.length === 1
+  })
+  t.match(letters, [{ event: { order: { id: order.id } }, attempts: 1, error: /\/nowhere: the receiver answered HTTP 404$/ }])
+  const after = (await app.inject({ method: 'GET', url: `/webhook-dead-letters?after=${letters[0]!.event.id}` })).json()
+  t.same(after, { items: [] }, 'the next page')
+  t.same((await app.inject({ method: 'POST', url: '/webhook-dead-letters/redeliver' })).json(), { count: 1 })
 })

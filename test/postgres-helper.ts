@@ -27,7 +27,8 @@ export interface TestDatabase {
 
 /** Drops every relation a storage made for `table`. */
 export async function dropTables (client: PostgresClient, table: string): Promise<void> {
-  await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_idempotency_keys", "${table}_events", "${table}_subscriptions", "${table}_schema"`, [])
+  const suffixes = ['', '_idempotency_keys', '_events', '_subscriptions', '_finished', '_dead_letters', '_schema']
+  await client.query(`DROP TABLE IF EXISTS ${suffixes.map(suffix => `"${table}${suffix}"`).join(', ')}`, [])
   await client.query(`DROP FUNCTION IF EXISTS "${table}_epoch"()`, [])
 }
 

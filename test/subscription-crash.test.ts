@@ -38,7 +38,7 @@ function start (table: string, env: Record<string, string>): ChildProcess {
   return child
 }
 
-const lines = () => existsSync(delivered) ? readFileSync(delivered, 'utf8').split('\n').filter(line => line !== '') : []
+const lines = (file = delivered) => existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(line => line !== '') : []
 
 async function until (what: string, check: () => boolean): Promise<void> {
   const deadline = Date.now() + 60_000
@@ -112,4 +112,45 @@ t.test(`a webhook killed with SIGKILL mid-stream resumes from its checkpoint: th
   const firsts = received.filter((id, index) => received.indexOf(id) === index)
   t.same(firsts, all, 'every event of the feed reaches the receiver, in feed order')
   t.ok(received.length - firsts.length <= 1, `at most the event in flight at the kill twice (${received.length - firsts.length})`)
+})
+
+t.test(`with concurrency, a subscription killed with SIGKILL redelivers only the events that were in flight (${db.server ? 'server' : 'PGlite'})`, async t => {
+  const orders = 20
+  const table = db.freshTable()
+  const concurrency = 4
+  // Lines "start <event> <order> <version>" and "done <event>", in the order the handler wrote them.
+  const marked = join(folder, 'marks.txt')
+  const marks = () => lines(marked).map(line => line.split(' '))
+  const first = start(table, { CREATE: String(orders), MOVES: '1', CONCURRENCY: String(concurrency), STUCK: '1', DELIVERED_FILE: marked })
+  await until('the first process finishes events past the one stuck in flight', () => marks().filter(([mark]) => mark === 'done').length >= 15)
+  first.kill('SIGKILL')
+  await once(first, 'exit')
+  const beforeCrash = marks()
+  const startedBefore = new Set(beforeCrash.filter(([mark]) => mark === 'start').map(([, id]) => id))
+  const doneBefore = new Set(beforeCrash.filter(([mark]) => mark === 'done').map(([, id]) => id))
+  const stuck = beforeCrash[0]![1]!
+  t.notOk(doneBefore.has(stuck), 'the first event was still in flight at the kill')
+
+  const concurrentFeed = join(folder, 'concurrent-feed.json')
+  const second = start(table, { CONCURRENCY: String(concurrency), FEED_FILE: concurrentFeed, DELIVERED_FILE: marked })
+  await until('the second process reports the feed', () => existsSync(concurrentFeed))
+  const all: string[] = JSON.parse(readFileSync(concurrentFeed, 'utf8'))
+  t.equal(all.length, 2 * orders, 'each order created and paid')
+  await until('every event is done', () => new Set(marks().filter(([mark]) => mark === 'done').map(([, id]) => id)).size === all.length)
+  second.kill('SIGTERM')
+  await once(second, 'exit')
+
+  const afterCrash = marks().slice(beforeCrash.length).filter(([mark]) => mark === 'start')
+  const again = afterCrash.map(([, id]) => id!).filter(id => startedBefore.has(id))
+  t.ok(again.includes(stuck), 'the event stuck in flight is delivered again')
+  t.ok(again.length <= concurrency, `only events that were in flight are delivered again: ${again.length}, at most ${concurrency}`)
+  const notAgain = [...doneBefore].filter(id => !again.includes(id!))
+  t.ok(notAgain.length >= doneBefore.size - (concurrency - 1), `the events finished above the stuck one are not delivered again (${notAgain.length} of ${doneBefore.size})`)
+  t.same(new Set([...startedBefore, ...afterCrash.map(([, id]) => id)]), new Set(all), 'every event of the feed is delivered')
+  t.equal(afterCrash.length, all.length - startedBefore.size + again.length, 'each event not started before the kill once')
+  for (const deliveries of [beforeCrash.filter(([mark]) => mark === 'start'), afterCrash]) {
+    const versions = new Map<string, number[]>()
+    for (const [, , order, version] of deliveries) versions.set(order!, [...versions.get(order!) ?? [], Number(version)])
+    t.ok([...versions.values()].every(list => list.every((version, i) => i === 0 || version > list[i - 1]!)), 'each process delivers each order\'s events in order')
+  }
 })

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict'
 import { storageMethods, type OrderStorage } from '../storage/order-storage.js'
 import type { Capability, CaseStorage, ConformanceCase, TransactionRunner } from './case.js'
+import { deliveryCases } from './delivery-cases.js'
 import { feedCases } from './feed-cases.js'
 import { numberCases } from './number-cases.js'
 import { orderCases } from './order-cases.js'
@@ -25,10 +26,10 @@ function methodsCase (capability: Capability): ConformanceCase {
   }
 }
 
-/** Every case: that the methods are there, then orders, numbers, stores, joining a transaction, the event feed and subscriptions. */
+/** Every case: that the methods are there, then orders, numbers, stores, joining a transaction, the event feed, subscriptions and their deliveries. */
 export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
   ...(Object.keys(storageMethods) as Capability[]).map(methodsCase),
-  ...orderCases, ...numberCases, ...storeCases, ...transactionCases, ...feedCases, ...subscriptionCases
+  ...orderCases, ...numberCases, ...storeCases, ...transactionCases, ...feedCases, ...subscriptionCases, ...deliveryCases
 ])
 
 export interface ConformanceOptions {

@@ -123,15 +123,68 @@ export interface FeedCapability {
   purgeEvents: (before: string, limit: number) => Promise<number>
 }
 
-/** Subscriptions: a lease per name, and a checkpoint in the feed that only the holder moves. Needs the feed. */
+/** What a lease holder finished since it last recorded: one `recordOutcomes` call. */
+export interface DeliveryOutcomes {
+  /**
+   * Events after the checkpoint that are finished (handled, or set aside as dead letters) while an
+   * older one is not: `readSubscription` never lists them again, and a checkpoint that passes them
+   * forgets them.
+   */
+  finished: readonly string[]
+  /**
+   * Events whose last attempt failed: each stored as a dead letter of the subscription with a copy of
+   * the event as the feed holds it, or, for one that is a dead letter already (a redelivery that
+   * failed again), updated, and no longer put back for redelivery.
+   */
+  deadLetters: ReadonlyArray<{ eventId: string, attempts: number, error: string, at: string }>
+  /** Dead letters put back by `redeliver` and now handled: removed. */
+  delivered: readonly string[]
+}
+
+/** An event set aside after its last attempt failed. */
+export interface StoredDeadLetter {
+  event: OrderEvent
+  /** The attempts made, the last one included. */
+  attempts: number
+  /** What the last attempt failed with. */
+  error: string
+  /** When it was set aside (ISO). */
+  at: string
+}
+
+/** A page of a subscription's dead letters. */
+export interface DeadLetterQuery {
+  /** Only dead letters after this event in feed order: a dead letter, or an event of the feed. */
+  after?: string
+  limit: number
+}
+
+/** How a subscription stands in the storage, seen by every instance. */
+export interface SubscriptionState {
+  /** Events the feed lists after the checkpoint and not finished, counted up to the limit asked. */
+  lagEvents: number
+  /** The `at` of the first of them in feed order, or null when there is none. */
+  oldestAt: string | null
+  /** How many dead letters it has. */
+  deadLetters: number
+}
+
+/**
+ * Subscriptions: a lease per name, a checkpoint in the feed that only the holder moves, the events
+ * finished above it, and dead letters. Needs the feed.
+ */
 export interface SubscriptionsCapability {
   /**
    * Creates the subscription when absent (where `from` says), then gives `holder` the lease when it is
    * free, lapsed, or already `holder`'s, until `ttl` from now.
    */
   lease: (request: LeaseRequest) => Promise<Lease>
-  /** The next events of the subscription after its checkpoint, in feed order, at most `limit`. */
-  readSubscription: (name: string, limit: number) => Promise<OrderEvent[]>
+  /**
+   * The next events of the subscription in feed order, at most `limit`: after `after` (an event this
+   * subscription read earlier and has not checkpointed) or, without it, after the checkpoint. Events
+   * recorded as finished are left out.
+   */
+  readSubscription: (name: string, limit: number, after?: string) => Promise<OrderEvent[]>
   /**
    * Compare-and-set of the checkpoint: moves it to `eventId` only while `holder` is the lease's holder
    * and the checkpoint is still `lastEventId`. Returns whether it did.
@@ -139,6 +192,23 @@ export interface SubscriptionsCapability {
   checkpoint: (name: string, holder: string, lastEventId: string | null, eventId: string) => Promise<boolean>
   /** Gives up the lease if `holder` holds it, so another instance may take over at once. */
   release: (name: string, holder: string) => Promise<void>
+  /** Records `outcomes` in one atomic step, only while `holder` holds the lease. Returns whether it did. */
+  recordOutcomes: (name: string, holder: string, outcomes: DeliveryOutcomes) => Promise<boolean>
+  /** The events of dead letters put back by `redeliver` and not yet handled, in feed order, at most `limit`. */
+  readRedeliveries: (name: string, limit: number) => Promise<OrderEvent[]>
+  /**
+   * A page of the subscription's dead letters in feed order (the order of their events in the feed,
+   * kept after retention purged them), or undefined when `after` is neither one of its dead letters
+   * nor an event of the feed. Retention never removes a dead letter.
+   */
+  listDeadLetters: (name: string, query: DeadLetterQuery) => Promise<StoredDeadLetter[] | undefined>
+  /** Puts the dead letters of these events (all of them without ids) back for redelivery; returns how many it found. */
+  redeliver: (name: string, eventIds?: readonly string[]) => Promise<number>
+  /**
+   * How the subscription stands, with its lag counted up to `lagLimit` events; undefined when the
+   * storage holds neither its checkpoint (it never took a lease) nor a dead letter of it.
+   */
+  inspectSubscription: (name: string, lagLimit: number) => Promise<SubscriptionState | undefined>
 }
 
 /** Joining a transaction the host opened, for `app.orders.withTransaction`. */
@@ -181,7 +251,9 @@ export interface OrderStorage extends OrdersCapability, Partial<FeedCapability>,
 export const storageMethods = Object.freeze({
   orders: Object.freeze(['create', 'get', 'list', 'replace', 'purgeIdempotencyKeys'] as const),
   feed: Object.freeze(['listEvents', 'purgeEvents'] as const),
-  subscriptions: Object.freeze(['lease', 'readSubscription', 'checkpoint', 'release'] as const),
+  subscriptions: Object.freeze([
+    'lease', 'readSubscription', 'checkpoint', 'release', 'recordOutcomes', 'readRedeliveries', 'listDeadLetters', 'redeliver', 'inspectSubscription'
+  ] as const),
   transactions: Object.freeze(['joinTransaction'] as const)
 }) satisfies { [capability: string]: ReadonlyArray<keyof OrderStorage> }
 

@@ -5,8 +5,9 @@ import orderPlugin, {
   codes, memoryStorage, defaultWorkflow, CreateOrderBodySchema, OrderSchema,
   type CreateOrderInput, type ListOrdersQuery, type Order, type OrderItem, type OrderPage, type OrderPluginOptions,
   type OrderService, type OrderStorage, type UpdateOrderStatusInput, type Authorize, type OrderEvent, type EventPage,
-  type SubscriptionStatus, type OrderScope
+  type SubscriptionStatus, type OrderScope, type DeadLetterPage
 } from '../../lib/index.js'
+import { webhook, webhookRetrySchedule } from '../../lib/webhooks.js'
 import { Type, type Static } from '@sinclair/typebox'
 
 const app = Fastify()
@@ -121,4 +122,18 @@ test('the event feed and subscriptions are typed, and an event narrows on its ty
   }, { from: 'start', pollInterval: 500 })
   expect(app.orders.subscribe).type.not.toBeCallableWith('s', () => {}, { from: 'beginning' })
   expect(app.orders.subscribe).type.not.toBeCallableWith('s', () => {}, { pollIntervall: 5 })
+})
+
+test('deliveries that keep up: concurrency, a retry schedule, dead letters and the lag are typed', () => {
+  const handler = webhook({ url: 'https://erp.example/hooks', secret: 'whsec_x' })
+  expect(app.orders.subscribe('erp', handler, { concurrency: 32, retry: { schedule: webhookRetrySchedule } })).type.toBe<OrderService>()
+  expect(app.orders.subscribe).type.toBeCallableWith('s', handler, { retry: 'forever' })
+  expect(app.orders.subscribe).type.not.toBeCallableWith('s', handler, { retry: 'never' })
+  expect(app.orders.subscribe).type.not.toBeCallableWith('s', handler, { concurrency: '32' })
+  expect(app.orders.deadLetters('erp', { limit: 10, after: 'id' })).type.toBe<Promise<DeadLetterPage>>()
+  expect(app.orders.redeliver('erp', { eventIds: ['id'] })).type.toBe<Promise<{ count: number }>>()
+  expect(app.orders.deadLetters).type.not.toBeCallableWith('erp', { cursor: 'x' })
+  const [status] = app.orders.subscriptions()
+  expect(status!.lag).type.toBe<{ events: number, oldestAt: string | null }>()
+  expect(status!.inFlight).type.toBe<number>()
 })

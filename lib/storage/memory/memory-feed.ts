@@ -1,17 +1,7 @@
-// The event feed and subscriptions in memory: events in the order they were stored, each committed at once.
+// The event feed in memory: events in the order they were stored, each committed at once; subscriptions read it.
 import type { OrderEvent } from '../../events.js'
-import type { FeedCapability, Lease, LeaseRequest, SubscriptionsCapability } from '../order-storage.js'
-
-interface StoredSubscription {
-  holder: string | null
-  /** Date.now() after which the lease has lapsed. */
-  expiresAt: number
-  /** Date.now() of the last time a holder took or renewed the lease. */
-  heldAt: number
-  /** Feed position of the last event handled (or of the last event stored before a `now` start). */
-  position: number
-  lastEventId: string | null
-}
+import type { FeedCapability, SubscriptionsCapability } from '../order-storage.js'
+import { memorySubscriptions } from './memory-subscriptions.js'
 
 export interface MemoryFeed extends FeedCapability, SubscriptionsCapability {
   /** Stores a change's event, in the same synchronous step as the change. */
@@ -26,23 +16,29 @@ export function memoryFeed (): MemoryFeed {
   const positions = new Map<string, number>()
   let base = 0
   let oldest = 0
-  const subscriptions = new Map<string, StoredSubscription>()
 
-  /** Up to `limit` events from feed position `from` on. */
-  function eventsFrom (from: number, limit: number): OrderEvent[] {
+  /** Up to `limit` events from feed position `from` on, without those `skip` names. */
+  function eventsFrom (from: number, limit: number, skip?: ReadonlySet<string>): OrderEvent[] {
     const start = Math.max(from - base, oldest)
-    return events.slice(start, start + limit)
+    if (skip === undefined || skip.size === 0) return events.slice(start, start + limit)
+    const found: OrderEvent[] = []
+    for (let i = start; i < events.length && found.length < limit; i++) {
+      if (!skip.has(events[i]!.id)) found.push(events[i]!)
+    }
+    return found
   }
+
+  const { keepFrom, ...subscriptions } = memorySubscriptions({
+    eventsFrom,
+    positionOf: eventId => positions.get(eventId),
+    last: () => base + events.length - 1
+  })
 
   function purgeEvents (before: string, limit: number): number {
     // Live subscriptions (held after `before`) keep every event they have not handled.
-    const heldSince = Date.parse(before)
-    let keepFrom = Infinity
-    for (const subscription of subscriptions.values()) {
-      if (subscription.heldAt > heldSince) keepFrom = Math.min(keepFrom, subscription.position + 1)
-    }
+    const keep = keepFrom(Date.parse(before))
     let count = 0
-    for (; count < limit && oldest < events.length && base + oldest < keepFrom; count++) {
+    for (; count < limit && oldest < events.length && base + oldest < keep; count++) {
       const event = events[oldest]!
       if (event.at >= before) break
       positions.delete(event.id)
@@ -54,28 +50,6 @@ export function memoryFeed (): MemoryFeed {
       oldest = 0
     }
     return count
-  }
-
-  function lease ({ name, holder, ttl, from }: LeaseRequest): Lease {
-    const now = Date.now()
-    let subscription = subscriptions.get(name)
-    if (subscription === undefined) {
-      const position = from === 'now' ? base + events.length - 1 : -1
-      subscription = { holder: null, expiresAt: 0, heldAt: 0, position, lastEventId: null }
-      subscriptions.set(name, subscription)
-    }
-    const held = subscription.holder === holder || subscription.holder === null || subscription.expiresAt <= now
-    if (held) Object.assign(subscription, { holder, expiresAt: now + ttl, heldAt: now })
-    return { held, lastEventId: subscription.lastEventId }
-  }
-
-  function checkpoint (name: string, holder: string, lastEventId: string | null, eventId: string): boolean {
-    const subscription = subscriptions.get(name)
-    const position = positions.get(eventId)
-    if (subscription?.holder !== holder || subscription.lastEventId !== lastEventId || position === undefined) return false
-    subscription.position = position
-    subscription.lastEventId = eventId
-    return true
   }
 
   return {
@@ -92,16 +66,6 @@ export function memoryFeed (): MemoryFeed {
       return position === undefined ? undefined : eventsFrom(position + 1, limit)
     },
     purgeEvents: async (before, limit) => purgeEvents(before, limit),
-    lease: async (request) => lease(request),
-    async readSubscription (name, limit) {
-      const subscription = subscriptions.get(name)
-      // Purging keeps what a live subscription has not handled; one that lapsed resumes at the oldest kept.
-      return subscription === undefined ? [] : eventsFrom(subscription.position + 1, limit)
-    },
-    checkpoint: async (name, holder, lastEventId, eventId) => checkpoint(name, holder, lastEventId, eventId),
-    async release (name, holder) {
-      const subscription = subscriptions.get(name)
-      if (subscription?.holder === holder) Object.assign(subscription, { holder: null, expiresAt: 0 })
-    }
+    ...subscriptions
   }
 }

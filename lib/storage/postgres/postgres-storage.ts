@@ -8,12 +8,17 @@ import { joinTransaction, transactionOutcomes } from './join-transaction.js'
 import { checkpoint } from './sql/checkpoint.js'
 import { createOrder } from './sql/create-order.js'
 import { getOrder } from './sql/get-order.js'
+import { inspectSubscription } from './sql/inspect-subscription.js'
 import { lease } from './sql/lease.js'
+import { listDeadLetters } from './sql/list-dead-letters.js'
 import { listEvents } from './sql/list-events.js'
 import { listOrders } from './sql/list-orders.js'
 import { purgeEvents } from './sql/purge-events.js'
 import { purgeIdempotencyKeys } from './sql/purge-idempotency-keys.js'
+import { readRedeliveries } from './sql/read-redeliveries.js'
 import { readSubscription } from './sql/read-subscription.js'
+import { recordOutcomes } from './sql/record-outcomes.js'
+import { redeliver } from './sql/redeliver.js'
 import { release } from './sql/release.js'
 import { replaceOrder } from './sql/replace-order.js'
 import { tablesOf } from './tables.js'
@@ -28,7 +33,8 @@ export interface PostgresStorageOptions {
   client: PostgresClient
   /**
    * Name of the orders table; the idempotency keys live in `<table>_idempotency_keys`, the event feed in
-   * `<table>_events`, subscriptions in `<table>_subscriptions`, and indexes are named after it, so two
+   * `<table>_events`, subscriptions in `<table>_subscriptions` (with `<table>_finished` and
+   * `<table>_dead_letters`), and indexes are named after it, so two
    * plugins can share one database under two names. Letters, digits and `_`, at most 32 characters.
    * Resolved through the connection's `search_path`. Default: `fastify_orders`.
    */
@@ -75,6 +81,11 @@ export function postgresStorage (options: PostgresStorageOptions): Required<Orde
     readSubscription: readSubscription(tables, run),
     checkpoint: checkpoint(tables, run),
     release: release(tables, run),
+    recordOutcomes: recordOutcomes(tables, run),
+    readRedeliveries: readRedeliveries(tables, run),
+    listDeadLetters: listDeadLetters(tables, run),
+    redeliver: redeliver(tables, run),
+    inspectSubscription: inspectSubscription(tables, run),
     joinTransaction: client => joinTransaction(tables, outcomes, client),
     feedHealth: feedHealthOf(tables, query)
   }

@@ -7,16 +7,17 @@ import type { Tables } from './tables.js'
 const bare = (quoted: string) => quoted.slice(1, -1)
 
 /** Every relation the storage owns, as the layout this release writes has it: kind, and table for an index. */
-export function relationsOf ({ orders, keys, events, subscriptions, schema, numbers, indexes }: Tables): Array<[string, 'r' | 'i' | 'S', string?]> {
+export function relationsOf ({ orders, keys, events, subscriptions, schema, numbers, finished, deadLetters, indexes }: Tables): Array<[string, 'r' | 'i' | 'S', string?]> {
   return [
-    ...[orders, keys, events, subscriptions, schema].map((table): [string, 'r'] => [bare(table), 'r']),
+    ...[orders, keys, events, subscriptions, schema, finished, deadLetters].map((table): [string, 'r'] => [bare(table), 'r']),
     [bare(numbers), 'S'],
     ...[
       indexes.created, indexes.customer, indexes.status, indexes.customerStatus, indexes.number, indexes.referenceCreated,
       indexes.storeReference, indexes.storeCreated, indexes.storeCustomer, indexes.storeStatus, indexes.storeCustomerStatus
     ].map((index): [string, 'i', string] => [bare(index), 'i', bare(orders)]),
     [bare(indexes.keysExpiry), 'i', bare(keys)],
-    [bare(indexes.feed), 'i', bare(events)]
+    [bare(indexes.feed), 'i', bare(events)],
+    [bare(indexes.deadLettersFeed), 'i', bare(deadLetters)]
   ]
 }
 

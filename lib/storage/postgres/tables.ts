@@ -14,6 +14,10 @@ export interface Tables {
   keys: string
   events: string
   subscriptions: string
+  /** Events each subscription finished above its checkpoint, by feed position. */
+  finished: string
+  /** Each subscription's dead letters. */
+  deadLetters: string
   /** One row: the layout's version and the feed's current epoch. */
   schema: string
   /** The function that gives new events the current epoch. */
@@ -45,6 +49,8 @@ export interface Tables {
     storeStatus: string
     /** ...and (store, customer_id, status, created_at, id). */
     storeCustomerStatus: string
+    /** (name, epoch, tx, seq): a subscription's dead letters in feed order. */
+    deadLettersFeed: string
   }
 }
 
@@ -59,6 +65,8 @@ export function tablesOf (table: string): Tables {
     keys: quote(`${table}_idempotency_keys`),
     events: quote(`${table}_events`),
     subscriptions: quote(`${table}_subscriptions`),
+    finished: quote(`${table}_finished`),
+    deadLetters: quote(`${table}_dead_letters`),
     schema: quote(`${table}_schema`),
     epoch: quote(`${table}_epoch`),
     numbers: quote(`${table}_number_seq`),
@@ -77,7 +85,8 @@ export function tablesOf (table: string): Tables {
       storeCreated: quote(`${table}_store_created_idx`),
       storeCustomer: quote(`${table}_store_customer_created_idx`),
       storeStatus: quote(`${table}_store_status_created_idx`),
-      storeCustomerStatus: quote(`${table}_store_customer_status_idx`)
+      storeCustomerStatus: quote(`${table}_store_customer_status_idx`),
+      deadLettersFeed: quote(`${table}_dead_letters_feed_idx`)
     }
   }
 }

@@ -168,7 +168,7 @@ t.test('a DBA upgrades with the exported SQL; the app then starts without DDL', 
   const table = db.freshTable()
   await loadRelease01(db.client, table)
   const steps = postgresSchemaSql({ table, from: 1 })
-  t.same(steps.map(step => step.version), [2, 3, 4])
+  t.same(steps.map(step => step.version), Array.from({ length: POSTGRES_SCHEMA_VERSION - 1 }, (_, index) => index + 2), 'every step after release 0.1\'s')
   t.ok(steps.every(step => step.summary.length > 0))
   for (const statement of steps.flatMap(step => step.statements)) await runStatement(statement)
   const statements: string[] = []

@@ -5,10 +5,11 @@ import { version1 } from './version-1.js'
 import { version2 } from './version-2.js'
 import { version3 } from './version-3.js'
 import { version4 } from './version-4.js'
+import { version5 } from './version-5.js'
 
 export { REPEAT, type SchemaStep } from './step.js'
 
-const STEPS = [version1, version2, version3, version4]
+const STEPS = [version1, version2, version3, version4, version5]
 
 /** Every step, in order; the last one's version is the layout this release writes. */
 export function schemaSteps (tables: Tables): SchemaStep[] {

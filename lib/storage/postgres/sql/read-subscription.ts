@@ -1,18 +1,20 @@
-// readSubscription on PostgreSQL: the readable events after a subscription's checkpoint, none its start snapshot saw.
+// readSubscription on PostgreSQL: the readable events after a subscription's checkpoint (or an event it read), none its start snapshot saw, none it finished.
 import type { SubscriptionsCapability } from '../../order-storage.js'
 import type { Run } from '../client.js'
 import type { Tables } from '../tables.js'
-import { readableEvents } from './readable-events.js'
+import { readableEvents, unfinishedBy } from './readable-events.js'
 
 export function readSubscription (tables: Tables, run: Run): SubscriptionsCapability['readSubscription'] {
-  const { subscriptions } = tables
-  // The start snapshot speaks of its own epoch's transactions only.
-  const text = `SELECT page.payload FROM ${subscriptions} AS s CROSS JOIN LATERAL (
-      ${readableEvents(tables, 'e.payload::text AS payload', '(s.epoch, s.tx, s.seq)', '$2::int',
-        '(s.start_snapshot IS NULL OR e.epoch <> s.epoch OR NOT pg_visible_in_snapshot(e.tx, s.start_snapshot))')}
+  const { subscriptions, events } = tables
+  // Without an event read earlier (or with one that is gone), the page starts after the checkpoint.
+  const text = `SELECT page.payload FROM ${subscriptions} AS s
+    LEFT JOIN ${events} AS a ON a.id = $3::uuid
+    CROSS JOIN LATERAL (
+      ${readableEvents(tables, 'e.payload::text AS payload',
+        '(coalesce(a.epoch, s.epoch), coalesce(a.tx, s.tx), coalesce(a.seq, s.seq))', '$2::int', unfinishedBy(tables))}
     ) AS page
     WHERE s.name = $1::text
     ORDER BY page.epoch, page.tx, page.seq`
 
-  return async (name, limit) => (await run<{ payload: string }>(text, [name, limit])).map(row => JSON.parse(row.payload))
+  return async (name, limit, after) => (await run<{ payload: string }>(text, [name, limit, after ?? null])).map(row => JSON.parse(row.payload))
 }

@@ -20,3 +20,12 @@ export function readableEvents ({ events, schema }: Tables, columns: string, aft
       ${branch(`e.epoch = (SELECT epoch FROM ${schema}) AND e.tx < pg_snapshot_xmin(pg_current_snapshot())`)}
     ) AS readable ORDER BY epoch, tx, seq LIMIT ${limit}`
 }
+
+/**
+ * The condition that subscription `s` has yet to finish event `e`: its start snapshot (which speaks of
+ * its own epoch's transactions only) did not see it, and it is not recorded as finished.
+ */
+export function unfinishedBy ({ finished }: Tables): string {
+  return `(s.start_snapshot IS NULL OR e.epoch <> s.epoch OR NOT pg_visible_in_snapshot(e.tx, s.start_snapshot))
+    AND NOT EXISTS (SELECT 1 FROM ${finished} AS f WHERE f.name = s.name AND (f.epoch, f.tx, f.seq) = (e.epoch, e.tx, e.seq))`
+}
