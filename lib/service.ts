@@ -216,8 +216,10 @@ export function createOrderService (config: OrderServiceConfig) {
   const listeners = createListeners(log)
   const retention = createRetention({ storage, eventRetention, log })
   const subscriptions = hasCapability(storage, 'subscriptions')
-    ? createSubscriptions({ storage, log, readonly: freeze.event, eventRetention })
+    ? createSubscriptions({ storage, log, readonly: freeze.event, eventRetention, telemetry })
     : undefined
+  // Each subscription's lag, from the instance holding its lease: the others do not read it.
+  telemetry.observeLag(() => (subscriptions?.subscriptions() ?? []).filter(({ active }) => active).map(({ name, lag }) => ({ subscription: name, events: lag.events })))
 
   // How long the feed is held back: the storage says, where it can be (PostgreSQL); never otherwise.
   const feedHealth = storage.feedHealth === undefined

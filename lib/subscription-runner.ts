@@ -5,6 +5,7 @@ import { Deliveries, type Attempt, type AttemptResult, type Progress, type Retry
 import type { OrderEvent } from './events.js'
 import { subscription as limits } from './limits.js'
 import type { SubscriptionsCapability } from './storage/order-storage.js'
+import type { Telemetry } from './telemetry.js'
 
 /** Handles one event; resolving finishes it, throwing or rejecting retries it (or sets it aside, with a schedule). */
 export type OrderEventHandler = (event: OrderEvent) => unknown
@@ -48,6 +49,8 @@ export interface RunnerConfig {
   log: FastifyBaseLogger
   /** Freezes an event before host code gets it. */
   readonly: (event: OrderEvent) => OrderEvent
+  /** A span per handler call, and the deliveries counter and duration histogram. */
+  telemetry: Telemetry
 }
 
 const BATCH = 100
@@ -278,14 +281,19 @@ export class Runner {
 
   /** One attempt of one event: the one place the handler is called. */
   private async attempt ({ event, number, last }: Attempt): Promise<AttemptResult> {
+    const { telemetry, readonly } = this.config
+    const started = performance.now()
     try {
-      await this.handler(this.config.readonly(event))
+      await telemetry.deliver(this.name, event, async () => { await this.handler(readonly(event)) })
       this.failures.delete(event.id)
+      telemetry.delivered(this.name, 'ok', (performance.now() - started) / 1000)
       return { outcome: 'ok' }
     } catch (thrown) {
       const error = storable(describeThrown(thrown))
+      const outcome = last ? 'dead_lettered' : 'failed'
+      telemetry.delivered(this.name, outcome, (performance.now() - started) / 1000)
       this.failed(event, number, thrown, error, last)
-      return { outcome: last ? 'dead_lettered' : 'failed', error }
+      return { outcome, error }
     }
   }
 

@@ -59,9 +59,7 @@ export interface Subscriptions {
 }
 
 const NAME = new RegExp(`^[A-Za-z0-9_.-]{1,${limits.nameLength}}$`)
-// Section 8's options, which the message of an unknown option lists; concurrency and retry are checked on their own.
-const OPTIONS = ['from', 'pollInterval', 'leaseTtl', 'maxBackoff']
-const DELIVERY_OPTIONS = ['concurrency', 'retry']
+const OPTIONS = ['from', 'pollInterval', 'leaseTtl', 'maxBackoff', 'concurrency', 'retry']
 
 const check = optionChecker('subscribe: ', codes.ORDER_INVALID_SUBSCRIPTION)
 // Every duration is a timer's: Node.js fires a longer one at once.
@@ -94,7 +92,7 @@ function checkRetry (retry: unknown): RetryPolicy {
 function checkSubscribe (name: unknown, handler: unknown, options: unknown, eventRetention: number): RunnerOptions {
   checkName(name)
   if (typeof handler !== 'function') throw check.invalid(`the handler of subscription "${name}" must be a function (event) => ...`)
-  const record = check.known(options, OPTIONS, '{ from: "start" }', DELIVERY_OPTIONS)
+  const record = check.known(options, OPTIONS, '{ from: "start" }')
   const from = check.oneOf(record, 'from', ['now', 'start'] as const, 'now')
   const pollInterval = check.integer(record, 'pollInterval', duration(limits.defaultPollInterval))
   const leaseTtl = check.integer(record, 'leaseTtl', duration(limits.defaultLeaseTtl))

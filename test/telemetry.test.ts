@@ -6,7 +6,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import Fastify from 'fastify'
 import t from 'tap'
 import { codes } from '../lib/errors.js'
-import { orderPlugin, type OrderPluginOptions } from '../lib/index.js'
+import { orderPlugin, type OrderEvent, type OrderPluginOptions } from '../lib/index.js'
 import { errorTypeOf, loadTelemetry, noTelemetry } from '../lib/telemetry.js'
 
 const ALLOWED_ATTRIBUTES = ['order.id', 'order.event.type', 'order.subscription', 'error.type']
@@ -331,6 +331,40 @@ t.test('with the SDK', async t => {
     const found = await collected()
     t.same(pointsOf(found.get('fastify_order.orders.created')), [[{}, 1]])
     t.same(pointsOf(found.get('fastify_order.feed.held_back')), [[{}, 0]], 'memory storage: nothing holds the feed back')
+  })
+
+  t.test('through a subscription: a span per handler call, each attempt counted by outcome and timed, the lag of the lease holder', async t => {
+    const { app } = await hostApp()
+    t.teardown(() => app.close())
+    // The receiver refuses the first customer's orders every time.
+    app.orders.subscribe('erp', async (event: OrderEvent) => {
+      if (event.order.customerId === 'cus_refused') throw new codes.ORDER_STORAGE_UNAVAILABLE()
+    }, { from: 'start', retry: { schedule: [1] }, pollInterval: 20, leaseTtl: 200 })
+    await app.ready()
+    const first = await app.orders.create({ customerId: 'cus_refused', currency: 'EUR', items: [{ sku: 'A', quantity: 1, unitPrice: 100 }] })
+    const second = await app.orders.create({ customerId: 'cus_secret', currency: 'EUR', items: [{ sku: 'A', quantity: 1, unitPrice: 100 }] })
+    const deadline = Date.now() + 10_000
+    while (app.orders.subscriptions()[0]!.lastEventId === null || app.orders.subscriptions()[0]!.deadLetters < 1) {
+      if (Date.now() > deadline) throw new Error('the subscription did not get through both events')
+      await new Promise(resolve => setTimeout(resolve, 10))
+    }
+    const deliveries = finishedSpans().filter(span => span.name === 'order.deliver')
+    const byOrder = (a: ReadableSpan) => a.attributes['order.id'] === first.id ? 0 : 1
+    t.same(deliveries.sort((a, b) => byOrder(a) - byOrder(b)).map(span => [span.kind, span.status.code, span.attributes]), [
+      [SpanKind.CONSUMER, SpanStatusCode.ERROR, { 'order.subscription': 'erp', 'order.event.type': 'created', 'order.id': first.id, 'error.type': 'ORDER_STORAGE_UNAVAILABLE' }],
+      [SpanKind.CONSUMER, SpanStatusCode.ERROR, { 'order.subscription': 'erp', 'order.event.type': 'created', 'order.id': first.id, 'error.type': 'ORDER_STORAGE_UNAVAILABLE' }],
+      [SpanKind.CONSUMER, SpanStatusCode.UNSET, { 'order.subscription': 'erp', 'order.event.type': 'created', 'order.id': second.id }]
+    ], 'two attempts of the first (then set aside), one of the second')
+    const found = await collected()
+    const outcomes = pointsOf(found.get('fastify_order.deliveries')) as Array<[{ outcome: string }, number]>
+    t.same(outcomes.sort(([a], [b]) => a.outcome < b.outcome ? -1 : 1), [
+      [{ 'order.subscription': 'erp', outcome: 'dead_lettered' }, 1],
+      [{ 'order.subscription': 'erp', outcome: 'failed' }, 1],
+      [{ 'order.subscription': 'erp', outcome: 'ok' }, 1]
+    ])
+    const durations = found.get('fastify_order.delivery.duration')!.dataPoints as Array<{ value: { count: number } }>
+    t.equal(durations.reduce((sum, point) => sum + point.value.count, 0), 3, 'each handler call timed')
+    t.same(pointsOf(found.get('fastify_order.subscription.lag')), [[{ 'order.subscription': 'erp' }, 0]], 'nothing left to handle')
   })
 })
 

@@ -305,7 +305,7 @@ t.test('subscribe refuses bad arguments with ORDER_INVALID_SUBSCRIPTION', async 
     ['a handler that is not a function', ['s', 'handler'], /handler of subscription "s" must be a function/],
     ['options that are not an object', ['s', handler, 5], /options must be an object/],
     ['options that are an array', ['s', handler, []], /options must be an object like \{ from: "start" \}/],
-    ['an unknown option', ['s', handler, { form: 'start' }], /^fastify-order: subscribe: unknown option "form"; the options are from, pollInterval, leaseTtl, maxBackoff$/],
+    ['an unknown option', ['s', handler, { form: 'start' }], /^fastify-order: subscribe: unknown option "form"; the options are from, pollInterval, leaseTtl, maxBackoff, concurrency, retry$/],
     ['an unknown from', ['s', handler, { from: 'beginning' }], /from must be "now" or "start", got "beginning"/],
     ['a pollInterval of 0', ['s', handler, { pollInterval: 0 }], /^fastify-order: subscribe: pollInterval must be an integer from 1 to 2147483647 ms, got 0$/],
     ['a leaseTtl too short for the poll', ['s', handler, { pollInterval: 1000, leaseTtl: 1500 }], /leaseTtl \(1500\) must be at least twice pollInterval/],
