@@ -9,18 +9,11 @@ import autocannon from 'autocannon'
 import { formatCount, median, printTable } from './report.js'
 import type { TelemetryMode } from './servers/telemetry-mode.js'
 
-const { values: flags } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    // The plugin makes its telemetry calls itself: measure it as it is, without the hooks that stand in for them.
-    wired: { type: 'boolean', default: false }
-  }
-})
+const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false } } })
 const [duration, rounds, warmup, connections] = flags.quick ? [1, 2, 1, 10] : [2, 10, 2, 10]
 const benchDir = import.meta.dirname
-const modes: TelemetryMode[] = flags.wired ? ['none', 'api', 'sdk'] : ['plain', 'none', 'api', 'sdk']
+const modes: TelemetryMode[] = ['none', 'api', 'sdk']
 const label: Record<TelemetryMode, string> = {
-  plain: 'no telemetry calls',
   none: 'no @opentelemetry/api',
   api: 'API, no SDK',
   sdk: 'SDK, exporters that drop'
@@ -29,7 +22,7 @@ const label: Record<TelemetryMode, string> = {
 function child (file: string, mode: TelemetryMode, args: string[] = []): ChildProcess {
   return fork(join(benchDir, file), args, {
     execArgv: ['--import', 'tsx'],
-    env: { ...process.env, BENCH_TELEMETRY: mode, ...flags.wired && { BENCH_TELEMETRY_WIRED: '1' } },
+    env: { ...process.env, BENCH_TELEMETRY: mode },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
 }
@@ -128,10 +121,9 @@ async function http (): Promise<void> {
     for (const mode of modes) servers.push(await start(mode))
     for (const server of servers) await seed(server)
     const server = (mode: TelemetryMode) => servers.find(candidate => candidate.mode === mode)!
-    // The API's price against no API at all; and, while hooks stand in for the plugin's calls, the price
-    // of each against the plugin without them.
+    // The price of the API without an SDK, and of an SDK, against no API at all.
     type Pair = readonly [TelemetryMode, TelemetryMode]
-    const pairs: Pair[] = [['api', 'none'], ['sdk', 'none'], ...flags.wired ? [] : [['none', 'plain'], ['api', 'plain'], ['sdk', 'plain']] as const]
+    const pairs: Pair[] = [['api', 'none'], ['sdk', 'none']]
     const pairName = ([a, b]: Pair) => `${label[a]} / ${label[b]}`
     console.log(`\nRoutes on memory storage: ${rounds} alternating rounds of ${duration} s per server after a ${warmup} s warmup, ${connections} connections`)
     const rows: string[][] = []

@@ -1,11 +1,11 @@
-// Sets this process up as BENCH_TELEMETRY says: `none` (or `plain`), no @opentelemetry/api to import; `api`, the API
+// Sets this process up as BENCH_TELEMETRY says: `none`, no @opentelemetry/api to import; `api`, the API
 // and no SDK; `sdk`, an SDK whose exporters drop everything (spans batched, metrics read every 10 s).
 import { register } from 'node:module'
 
-export type TelemetryMode = 'plain' | 'none' | 'api' | 'sdk'
+export type TelemetryMode = 'none' | 'api' | 'sdk'
 export const telemetryMode = (process.env.BENCH_TELEMETRY ?? 'none') as TelemetryMode
 
-if (telemetryMode === 'plain' || telemetryMode === 'none') register(new URL('./hide-opentelemetry.mjs', import.meta.url))
+if (telemetryMode === 'none') register(new URL('./hide-opentelemetry.mjs', import.meta.url))
 if (telemetryMode === 'sdk') {
   const { context, metrics, trace } = await import('@opentelemetry/api')
   const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks')
