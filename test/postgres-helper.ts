@@ -1,8 +1,9 @@
 // Databases for the PostgreSQL tests: the server of DATABASE_URL when set, otherwise an in-memory PGlite.
 import { randomBytes } from 'node:crypto'
-import { PGlite } from '@electric-sql/pglite'
+import { PGlite, type Transaction } from '@electric-sql/pglite'
 import pg from 'pg'
 import type { Test } from 'tap'
+import type { TransactionRunner } from '../lib/conformance/run-conformance.js'
 import { postgresStorage, type PostgresClient, type PostgresStorageOptions } from '../lib/storage/postgres/postgres-storage.js'
 
 export interface TestDatabase {
@@ -21,6 +22,8 @@ export interface TestDatabase {
   openTransaction: (work: (client: PostgresClient) => Promise<void>) => Promise<{ commit: () => Promise<void> }>
   /** A table name no other test uses; its tables are dropped at teardown. */
   freshTable: () => string
+  /** Runs work in a transaction as a host opens one (BEGIN … COMMIT on a pooled client, or PGlite's transaction()): the conformance suite's runner. */
+  transaction: TransactionRunner
   /** A fresh, empty, initialised storage on a table of its own: the factory the conformance suite takes. */
   storage: (options?: Partial<PostgresStorageOptions>) => Promise<ReturnType<typeof postgresStorage>>
 }
@@ -84,8 +87,26 @@ export async function testDatabase (t: Test, url = process.env.DATABASE_URL): Pr
     await own.query(`PREPARE TRANSACTION '${name}'`, [])
     return { commit: async () => { await own.query(`COMMIT PREPARED '${name}'`, []) } }
   }
+  const transaction: TransactionRunner = async (work, commit) => {
+    if (!(client instanceof pg.Pool)) {
+      await (client as PGlite).transaction(async (tx: Transaction) => {
+        await work(tx)
+        if (!commit) await tx.rollback()
+      })
+      return
+    }
+    const pooled = await client.connect()
+    try {
+      await pooled.query('BEGIN')
+      await work(pooled)
+      await pooled.query(commit ? 'COMMIT' : 'ROLLBACK')
+    } finally {
+      pooled.release()
+    }
+  }
   return {
     server: url !== undefined && url !== '',
+    transaction,
     client,
     connect,
     session,

@@ -1,31 +1,12 @@
 // postgresStorage passes the storage conformance suite, on PGlite and on the server of DATABASE_URL.
-import type { PGlite, Transaction } from '@electric-sql/pglite'
-import type pg from 'pg'
 import t from 'tap'
-import { conformanceCases, runConformance, runConformanceCase, type TransactionRunner } from '../../../lib/conformance/run-conformance.js'
+import { conformanceCases, runConformance, runConformanceCase } from '../../../lib/conformance/run-conformance.js'
 import type { PostgresClient } from '../../../lib/storage/postgres/postgres-storage.js'
 import { testDatabase } from '../../postgres-helper.js'
 
 const db = await testDatabase(t)
 
-/** A transaction on the test database, as a host opens one: BEGIN ... COMMIT on a pooled client, or PGlite's transaction(). */
-const transaction: TransactionRunner = async (work, commit) => {
-  if (!db.server) {
-    await (db.client as PGlite).transaction(async (tx: Transaction) => {
-      await work(tx)
-      if (!commit) await tx.rollback()
-    })
-    return
-  }
-  const client = await (db.client as pg.Pool).connect()
-  try {
-    await client.query('BEGIN')
-    await work(client)
-    await client.query(commit ? 'COMMIT' : 'ROLLBACK')
-  } finally {
-    client.release()
-  }
-}
+const { transaction } = db
 
 for (const conformanceCase of conformanceCases) {
   t.test(`postgresStorage (${db.server ? 'server' : 'PGlite'}): ${conformanceCase.name}`, async t => {

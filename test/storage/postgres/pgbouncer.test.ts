@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
 import pg from 'pg'
 import t from 'tap'
-import { runConformance, type TransactionRunner } from '../../../lib/conformance/run-conformance.js'
+import { runConformance } from '../../../lib/conformance/run-conformance.js'
 import orderPlugin, { type OrderEvent } from '../../../lib/index.js'
 import { postgresStorage, POSTGRES_SCHEMA_VERSION, type PostgresClient } from '../../../lib/storage/postgres/postgres-storage.js'
 import { createOrder, eventually, orderBody, post, storedOrder, storeOrder } from '../../helper.js'
@@ -34,17 +34,8 @@ async function behindPgBouncer (serverUrl: string) {
     return rows[0].held as number
   }
 
-  /** A transaction on a connection lent through PgBouncer, as a host opens one. */
-  const transaction: TransactionRunner = async (work, commit) => {
-    const client = await (db.client as pg.Pool).connect()
-    try {
-      await client.query('BEGIN')
-      await work(client)
-      await client.query(commit ? 'COMMIT' : 'ROLLBACK')
-    } finally {
-      client.release()
-    }
-  }
+  // A transaction on a connection lent through PgBouncer, as a host opens one.
+  const { transaction } = db
 
   t.test('PgBouncer loses a named statement, and the storage sends it again unnamed without a failed call', async t => {
     const table = db.freshTable()
