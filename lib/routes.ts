@@ -11,7 +11,7 @@ import { openApiSchemaOf } from './openapi.js'
 import type { OrderRules } from './rules.js'
 import type { OrderSchemas } from './schemas.js'
 import { checkScope, type OrderScope } from './scope.js'
-import { noTelemetry, type OperationSpanName, type RouteSpan, type Telemetry } from './telemetry.js'
+import type { OperationSpanName, RouteSpan, Telemetry } from './telemetry.js'
 import type { Validate } from './validation.js'
 
 export type OrderOperation = 'getOrderList' | 'createOrder' | 'updateOrderStatus'
@@ -136,8 +136,8 @@ function readJsonOnly (app: FastifyInstance): void {
 
 /**
  * Each route's span, from body validation on (a 400 included), the active span while the rules run:
- * hooks for the route, and a way to run in its span. With no telemetry (no @opentelemetry/api) the
- * routes get no hooks at all.
+ * hooks for the route, and a way to run in its span. Without a tracer provider (no SDK, or no
+ * @opentelemetry/api) the routes get no hooks at all.
  */
 function routeSpans (telemetry: Telemetry) {
   const spans = new WeakMap<FastifyRequest, RouteSpan>()
@@ -148,7 +148,7 @@ function routeSpans (telemetry: Telemetry) {
       return span === undefined ? run() : telemetry.withSpan(span, run)
     },
     traced (name: OperationSpanName) {
-      if (telemetry === noTelemetry) return { preValidation: [], onError: undefined, onResponse: undefined }
+      if (!telemetry.tracing) return { preValidation: [], onError: undefined, onResponse: undefined }
       const preValidation: preValidationHookHandler = (request, _reply, done) => {
         const span = telemetry.startSpan(name)
         spans.set(request, span)

@@ -36,6 +36,8 @@ export interface SubscriptionLag {
 }
 
 export interface Telemetry {
+  /** Whether the host registered a tracer provider (an SDK): without one, no span is made, so routes need no hooks for them. */
+  readonly tracing: boolean
   /** Runs `run` in a span `name`, child of the active span; a throw or rejection marks it failed and is passed on. */
   span: <T>(name: OperationSpanName, run: (span: OperationSpan) => Promise<T>) => Promise<T>
   /** Starts a route's span, child of the active span; the route ends it. */
@@ -64,6 +66,7 @@ const noSpan: RouteSpan = Object.freeze({ setOrderId () {}, fail () {}, end () {
 
 /** Telemetry without @opentelemetry/api: every call costs a function call and nothing more. */
 export const noTelemetry: Telemetry = Object.freeze({
+  tracing: false,
   span: (_name, run) => run(noSpan),
   startSpan: () => noSpan,
   withSpan: (_span, run) => run(),
@@ -132,11 +135,10 @@ async function runIn<T> (run: (span: OperationSpan) => Promise<T>, span: Recorde
 // From 5 ms to a minute: a webhook receiver typically answers in 20 to 500 ms.
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60]
 
-function telemetryOf (api: Api): Telemetry {
+function telemetryOf (api: Api, tracing: boolean): Telemetry {
   const { context, trace, SpanKind, SpanStatusCode } = api
   const { version } = createRequire(import.meta.url)('../package.json') as { version: string }
-  // The tracer provider is a proxy, so an SDK registered later still gets the spans; the meter is
-  // the one registered now (the API has no proxy for it), so the SDK starts before the plugin.
+  // The meter is the one registered now (the API has no proxy for it), so the SDK starts before the plugin.
   const tracer = trace.getTracer(NAME, version)
   const meter = api.metrics.getMeter(NAME, version)
 
@@ -163,6 +165,7 @@ function telemetryOf (api: Api): Telemetry {
   }
 
   return {
+    tracing,
     span (name, run) {
       const span = tracer.startSpan(name)
       // Without an SDK (or sampled out) nothing is recorded: no context to make, nothing to end.
@@ -174,7 +177,9 @@ function telemetryOf (api: Api): Telemetry {
       return span.isRecording() ? new RecordedSpan(span, SpanStatusCode.ERROR) : noSpan
     },
     withSpan (span, run) {
-      return span instanceof RecordedSpan ? context.with(trace.setSpan(context.active(), span.span), run) : run()
+      // Already active (the route's hooks made it so, and nothing since has replaced it): no new context.
+      if (!(span instanceof RecordedSpan) || trace.getSpan(context.active()) === span.span) return run()
+      return context.with(trace.setSpan(context.active(), span.span), run)
     },
     deliver (subscription, event, run) {
       // A trace of its own: the runner's loop may have started inside a request, whose trace would
@@ -232,5 +237,11 @@ export async function loadTelemetry (load: () => Promise<unknown> = () => import
     return noTelemetry
   }
   // Metrics came to the API in 1.3: an older one is as good as none.
-  return typeof api?.metrics?.getMeter === 'function' ? telemetryOf(api) : noTelemetry
+  if (typeof api?.metrics?.getMeter !== 'function') return noTelemetry
+  // What the host has registered by now: the SDK starts before the app, so that with the API and no
+  // SDK the plugin costs what it costs without the API.
+  const provider = api.trace.getTracerProvider() as Partial<OpenTelemetry.ProxyTracerProvider>
+  const tracing = typeof provider.getDelegate !== 'function' || provider.getDelegate() !== new api.ProxyTracerProvider().getDelegate()
+  const metering = api.metrics.getMeterProvider().getMeter(NAME).constructor !== api.createNoopMeter().constructor
+  return tracing || metering ? telemetryOf(api, tracing) : noTelemetry
 }

@@ -46,29 +46,16 @@ function pointsOf (metric: MetricData | undefined): Array<[object, unknown]> {
   return (metric?.dataPoints ?? []).map(point => [point.attributes, point.value] as [object, unknown])
 }
 
-t.test('with the API but no SDK, operations run as before and nothing is recorded', async t => {
-  const telemetry = await loadTelemetry()
-  t.not(telemetry, noTelemetry, 'the API is there')
-  t.equal(await telemetry.span('order.create', async span => { span.setOrderId('ord_1'); return 'created' }), 'created')
-  const failure = new codes.ORDER_NOT_FOUND('ord_1')
-  await t.rejects(telemetry.span('order.update_status', async () => { throw failure }), failure)
-  const route = telemetry.startSpan('order.list')
-  t.equal(telemetry.withSpan(route, () => 'page'), 'page')
-  route.fail(failure)
-  route.end()
-  t.equal(await telemetry.deliver('mail', { type: 'created', order: { id: 'ord_1' } }, async () => 'handled'), 'handled')
-  telemetry.created()
-  telemetry.statusChanged('pending', 'paid')
-  telemetry.delivered('mail', 'ok', 0.1)
-  telemetry.observeLag(() => [{ subscription: 'mail', events: 1 }])
-  telemetry.observeHeldBack(() => 1)
-  telemetry.close()
-
-  // The tracer is a proxy: an SDK registered after the plugin loaded still gets its spans.
+t.test('with the API but no SDK registered when the plugin loads, there is no telemetry at all: nothing to pay for', async t => {
+  t.equal(await loadTelemetry(), noTelemetry)
+  // A host that starts its SDK first gets the plugin's telemetry; one registered after gets none of it.
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(orderPlugin)
   register()
-  t.same(finishedSpans(), [], 'nothing was recorded before')
-  await telemetry.span('order.list', async () => {})
-  t.same(finishedSpans().map(span => span.name), ['order.list'])
+  await app.orders.create({ customerId: 'cus_1', currency: 'EUR', items: [{ sku: 'A', quantity: 1, unitPrice: 1 }] })
+  t.same(finishedSpans(), [], 'no span')
+  t.same([...(await collected()).keys()], [], 'no metric')
 })
 
 function register (): void {
@@ -108,6 +95,30 @@ t.test('without @opentelemetry/api, the plugin runs as before and reports nothin
 t.test('with the SDK', async t => {
   const telemetry = await loadTelemetry()
   t.teardown(() => telemetry.close())
+  t.ok(telemetry.tracing)
+
+  t.test('with a meter provider and no tracer provider, the counters count and the routes get no hooks; the other way round, spans and no counts', async t => {
+    const api = await import('@opentelemetry/api')
+    const withTrace = (getTracerProvider: () => unknown) => ({ ...api, trace: Object.create(api.trace, { getTracerProvider: { value: getTracerProvider } }) })
+    const metersOnly = await loadTelemetry(async () => withTrace(() => new api.ProxyTracerProvider()))
+    t.teardown(() => metersOnly.close())
+    t.equal(metersOnly.tracing, false)
+    // Its tracer records nothing: each span is a call of the work, nothing more.
+    t.equal(await metersOnly.span('order.list', async span => { span.setOrderId('ord_1'); return 'page' }), 'page')
+    const route = metersOnly.startSpan('order.create')
+    t.equal(metersOnly.withSpan(route, () => 'order'), 'order')
+    t.equal(await metersOnly.deliver('erp', { type: 'created', order: { id: 'ord_1' } }, async () => 'handled'), 'handled')
+    t.same(finishedSpans(), [])
+    metersOnly.created()
+    t.same(pointsOf((await collected()).get('fastify_order.orders.created')), [[{}, 1]])
+    // A tracer provider that is not the API's proxy: a host's own, registered some other way.
+    const ownProvider = await loadTelemetry(async () => withTrace(() => api.trace.getTracerProvider().getTracer('x') && { getTracer: () => api.trace.getTracer('x') }))
+    t.equal(ownProvider.tracing, true)
+    const tracesOnly = await loadTelemetry(async () => ({ ...api, metrics: Object.create(api.metrics, { getMeterProvider: { value: () => ({ getMeter: () => api.createNoopMeter() }) } }) }))
+    t.equal(tracesOnly.tracing, true)
+    const neither = await loadTelemetry(async () => ({ ...withTrace(() => new api.ProxyTracerProvider()), metrics: Object.create(api.metrics, { getMeterProvider: { value: () => ({ getMeter: () => api.createNoopMeter() }) } }) }))
+    t.equal(neither, noTelemetry)
+  })
 
   t.test('an operation is a span named after it, from the tracer fastify-order, child of the active span', async t => {
     const order = await outside.startActiveSpan('outer', async outer => {
