@@ -37,8 +37,10 @@ const USAGE = `Usage: npm run bench -- [options]
                      a local receiver, and a backlog to a receiver taking 50 ms with concurrency 32)
                      or upgrade-steps (each upgrade statement timed on 1,000,000 orders; needs
                      DATABASE_URL) or telemetry (ns per telemetry call, and req/s of the three
-                     routes without @opentelemetry/api, with it and no SDK, and with an SDK that
-                     drops what it exports); default all but soak, scale-pg and upgrade-steps
+                     routes without @opentelemetry/api, with it and no SDK, with an SDK that
+                     drops what it exports, and with that SDK in use while the plugin reports
+                     nothing; memory and each --storage); default all but soak, scale-pg and
+                     upgrade-steps
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders, smaller feeds
   --source           load the plugin from lib/ through tsx instead of building dist/ first
   --profile          run the HTTP servers under --cpu-prof and print their top self-time frames
@@ -409,7 +411,7 @@ const parts = {
   'scale-pg': () => runScript('scale-pg.ts'),
   webhooks: () => runScript('webhooks.ts', { storages: true }),
   'upgrade-steps': () => runScript('upgrade-steps.ts'),
-  telemetry: () => runScript('telemetry.ts')
+  telemetry: () => runScript('telemetry.ts', { storages: true })
 }
 // The soak is a check, not a figure, and kills connections on the server, and scale-pg fills a million
 // orders: they run only when asked for.

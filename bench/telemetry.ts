@@ -1,5 +1,6 @@
 // The price of telemetry: nanoseconds per telemetry call, and req/s of the three routes without
-// @opentelemetry/api, with it and no SDK, and with an SDK whose exporters drop everything.
+// @opentelemetry/api, with it and no SDK, with an SDK whose exporters drop everything, and with that
+// SDK in use while the plugin reports nothing (the SDK's own price, apart from the plugin's).
 // Run by bench/run.ts (`npm run bench -- --only telemetry`).
 import { fork, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -8,21 +9,26 @@ import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { formatCount, median, printTable } from './report.js'
 import type { TelemetryMode } from './servers/telemetry-mode.js'
+import type { StorageName } from './storages.js'
 
-const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false } } })
+// Memory storage, then each database storage named by --storage (bench/run.ts passes its own).
+const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false }, storage: { type: 'string', multiple: true, default: [] } } })
+const storages: StorageName[] = ['memory', ...flags.storage as StorageName[]]
 const [duration, rounds, warmup, connections] = flags.quick ? [1, 2, 1, 10] : [2, 10, 2, 10]
 const benchDir = import.meta.dirname
-const modes: TelemetryMode[] = ['none', 'api', 'sdk']
+const modes: TelemetryMode[] = ['none', 'api', 'sdk', 'sdk-silent']
 const label: Record<TelemetryMode, string> = {
   none: 'no @opentelemetry/api',
   api: 'API, no SDK',
-  sdk: 'SDK, exporters that drop'
+  sdk: 'SDK, exporters that drop',
+  'sdk-silent': 'SDK in use, plugin not reporting'
 }
 
-function child (file: string, mode: TelemetryMode, args: string[] = []): ChildProcess {
+function child (file: string, mode: TelemetryMode, args: string[] = [], storage: StorageName = 'memory'): ChildProcess {
   return fork(join(benchDir, file), args, {
     execArgv: ['--import', 'tsx'],
-    env: { ...process.env, BENCH_TELEMETRY: mode },
+    // Each server in tables of its own on a database server.
+    env: { ...process.env, BENCH_TELEMETRY: mode, BENCH_STORAGE: storage, BENCH_TABLE: `fastify_order_bench_${mode.replace('-', '_')}` },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
 }
@@ -49,8 +55,8 @@ interface Server {
   moves: number
 }
 
-async function start (mode: TelemetryMode): Promise<Server> {
-  const serving = child('servers/telemetry.ts', mode)
+async function start (mode: TelemetryMode, storage: StorageName): Promise<Server> {
+  const serving = child('servers/telemetry.ts', mode, [], storage)
   const [{ port }] = await once(serving, 'message') as [{ port: number }]
   return { mode, url: `http://127.0.0.1:${port}`, process: serving, ids: [], moves: 0 }
 }
@@ -115,17 +121,18 @@ async function load (server: Server, route: Route, seconds: number): Promise<{ r
   return { rate: result.requests.average, cpu: (await cpuTime(server) - before) / result.requests.total }
 }
 
-async function http (): Promise<void> {
+async function http (storage: StorageName): Promise<void> {
   const servers: Server[] = []
   try {
-    for (const mode of modes) servers.push(await start(mode))
+    for (const mode of modes) servers.push(await start(mode, storage))
     for (const server of servers) await seed(server)
     const server = (mode: TelemetryMode) => servers.find(candidate => candidate.mode === mode)!
-    // The price of the API without an SDK, and of an SDK, against no API at all.
+    // The price of the API without an SDK, and of an SDK, against no API at all; and the plugin's own
+    // share of the latter, against the same SDK in use while the plugin reports nothing.
     type Pair = readonly [TelemetryMode, TelemetryMode]
-    const pairs: Pair[] = [['api', 'none'], ['sdk', 'none']]
+    const pairs: Pair[] = [['api', 'none'], ['sdk', 'none'], ['sdk', 'sdk-silent']]
     const pairName = ([a, b]: Pair) => `${label[a]} / ${label[b]}`
-    console.log(`\nRoutes on memory storage: ${rounds} alternating rounds of ${duration} s per server after a ${warmup} s warmup, ${connections} connections`)
+    console.log(`\nRoutes on ${storage} storage: ${rounds} alternating rounds of ${duration} s per server after a ${warmup} s warmup, ${connections} connections`)
     const rows: string[][] = []
     for (const route of Object.keys(bodies) as Route[]) {
       for (const each of servers) await load(each, route, warmup)
@@ -154,4 +161,4 @@ async function http (): Promise<void> {
 }
 
 await calls()
-await http()
+for (const storage of storages) await http(storage)
