@@ -5,9 +5,10 @@ import { createError } from '@fastify/error'
 
 export const codes = {
   /**
-   * A plugin option is wrong (thrown by `register`, or by `webhook()` and `postgresStorage()` at the
-   * call), or a call needs what the storage cannot do (`withTransaction` on a storage that cannot join
-   * a transaction); never an HTTP answer.
+   * A plugin option is wrong (thrown by `register`, by `webhook()` and `postgresStorage()` at the
+   * call, or by the storage's `init()` when its tables clash with others), or a call is given or needs
+   * what cannot work (`withTransaction` given a pool, or on a storage that cannot join a transaction;
+   * `listEvents` on a storage without the feed); never an HTTP answer.
    */
   ORDER_INVALID_OPTIONS: createError('ORDER_INVALID_OPTIONS', 'fastify-order: %s', 500, TypeError),
   ORDER_INVALID_CURSOR: createError('ORDER_INVALID_CURSOR', 'The cursor is malformed or was issued for another filter or order', 400),
