@@ -7,6 +7,7 @@ import { codes } from './errors.js'
 import { isEventId, type EventPage, type OrderEvent } from './events.js'
 import { feedNeverHeldBack, watchFeedStall, type FeedHealth } from './feed-stall.js'
 import { freezer, type Freezer } from './freeze.js'
+import { turnsByKey } from './in-turn.js'
 import { createListeners, type OrderListeners } from './listeners.js'
 import { createRetention } from './retention.js'
 import { orderRules, type OrderCallOptions, type OrderRules } from './rules.js'
@@ -92,18 +93,11 @@ function strictValidators (schemas: OrderSchemas, customFields: CustomFieldSchem
 
 type OrderCalls = Pick<OrderService, 'create' | 'list' | 'updateStatus'>
 
-// The last call made on each host transaction's client, which the next one waits for.
-const turns = new WeakMap<object, Promise<unknown>>()
-
 /**
- * Runs `call` once every call made before it on `client` has ended: calls made at once on one host
- * transaction run one after the other, in the order made, and none sees another's half done.
+ * Calls made at once on one host transaction's client run one after the other, in the order made, and
+ * none sees another's half done.
  */
-function inTurn<T> (client: object, call: () => Promise<T>): Promise<T> {
-  const current = (turns.get(client) ?? Promise.resolve()).then(call)
-  turns.set(client, current.catch(() => {}))
-  return current
-}
+const inTurn = turnsByKey()
 
 /** The calls over `rules`, checking input like the routes do, copying what is stored and freezing what is handed out. */
 /** What the calls over the rules need: validators, custom-field rules, the freezer and the telemetry. */

@@ -17,6 +17,8 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 const natsUrl = process.env.NATS_URL ?? ''
 // A bounded wait for anything a test waits on: past it, the test fails saying what it waited for.
 const PATIENCE = 30_000
+// A relay's start, which on PGlite first creates the database: 10 to 20 s alone, more beside other tests.
+const START_PATIENCE = 120_000
 
 if (natsUrl === '') t.plan(0, 'NATS_URL is not set: no NATS server to relay to')
 else relayTests(natsUrl)
@@ -170,14 +172,18 @@ async function startRelay (t: Test, env: Record<string, string>): Promise<Relay>
   const child = spawn(process.execPath, [...process.execArgv, 'examples/relay-nats.ts'], {
     cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe']
   })
-  // Killed at teardown, and should this process end without one (a tap timeout), when it exits.
   const kill = () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') }
-  t.teardown(kill)
-  process.once('exit', kill)
   const exited = new Promise<number | null>(resolve => child.once('exit', code => {
     process.off('exit', kill)
     resolve(code)
   }))
+  // Killed at teardown, and gone before the test's directory (its PGlite data) is removed; should this
+  // process end without a teardown (a tap timeout), killed when it exits.
+  t.teardown(async () => {
+    kill()
+    await exited
+  })
+  process.once('exit', kill)
   const lines: LogLine[] = []
   const waiters = new Set<() => void>()
   let output = ''
@@ -188,12 +194,12 @@ async function startRelay (t: Test, env: Record<string, string>): Promise<Relay>
   })
   child.stderr!.on('data', chunk => { output += String(chunk) })
 
-  const waitForLog = (matches: (line: LogLine) => boolean, what: string, since = 0) => new Promise<LogLine>((resolve, reject) => {
+  const waitForLog = (matches: (line: LogLine) => boolean, what: string, since = 0, patience = PATIENCE) => new Promise<LogLine>((resolve, reject) => {
     const check = () => {
       const line = lines.slice(since).find(matches)
       if (line !== undefined) done(() => resolve(line))
     }
-    const timer = setTimeout(() => done(() => reject(new Error(`gave up after ${PATIENCE} ms waiting until ${what}; the relay said:\n${output.slice(-4000)}`))), PATIENCE)
+    const timer = setTimeout(() => done(() => reject(new Error(`gave up after ${patience} ms waiting until ${what}; the relay said:\n${output.slice(-4000)}`))), patience)
     const gone = () => done(() => reject(new Error(`the relay exited while waiting until ${what}; it said:\n${output.slice(-4000)}`)))
     const done = (settle: () => void) => {
       clearTimeout(timer)
@@ -206,7 +212,7 @@ async function startRelay (t: Test, env: Record<string, string>): Promise<Relay>
     check()
   })
 
-  await waitForLog(line => line.msg?.startsWith('Server listening') === true, 'it listens')
+  await waitForLog(line => line.msg?.startsWith('Server listening') === true, 'it listens', 0, START_PATIENCE)
   return {
     process: child,
     lines,

@@ -1,5 +1,6 @@
 // How the PostgreSQL storage talks to its client: one query function, statements named where pg takes them, and text as columns hold it.
 import { createHash } from 'node:crypto'
+import { turnsByKey } from '../../in-turn.js'
 
 /** What the adapter needs of a client: `pg.Pool`, `pg.Client` and PGlite all have it. */
 export interface PostgresClient {
@@ -15,10 +16,21 @@ export type Run = <Row>(text: string, params: unknown[]) => Promise<Row[]>
  * clients do not, and never get a named statement unless the host says so with `prepare: true`.
  */
 export function takesNamedStatements (client: PostgresClient): boolean {
-  const pg = client as { totalCount?: unknown, connect?: unknown, connectionParameters?: unknown } | undefined
-  return (typeof pg?.totalCount === 'number' && typeof pg.connect === 'function') ||
-    (typeof pg?.connectionParameters === 'object' && pg.connectionParameters !== null)
+  const pg = client as { totalCount?: unknown, connect?: unknown } | undefined
+  return (typeof pg?.totalCount === 'number' && typeof pg.connect === 'function') || isPgClient(client)
 }
+
+/** A `pg.Client` (a pool's client included): one connection, which runs one statement at a time. */
+function isPgClient (client: PostgresClient): boolean {
+  const { connectionParameters } = client as { connectionParameters?: unknown }
+  return typeof connectionParameters === 'object' && connectionParameters !== null
+}
+
+/**
+ * The storage's statements on one `pg.Client`: one at a time, each sent once the one before has
+ * ended, rather than queued by pg while another runs (deprecated since pg 8.x, gone in pg 9).
+ */
+const statementTurns = turnsByKey()
 
 /**
  * What a pooler that hands each transaction to any server connection (PgBouncer before 1.21 in
@@ -34,7 +46,11 @@ const LOST_STATEMENT = new Set(['26000', '42P05'])
  * and every later one goes unnamed too: the connections sit behind a pooler that does not keep them.
  */
 export function runnerOf (client: PostgresClient, prepare: boolean): { query: Run, run: Run } {
-  const query: Run = async <Row>(text: string, params: unknown[]) => (await client.query(text, params)).rows as Row[]
+  const sendNow = client.query as unknown as (statement: string | object, params?: unknown[]) => Promise<{ rows: any[] }>
+  const send = isPgClient(client)
+    ? (statement: string | object, params?: unknown[]) => statementTurns(client, () => sendNow.call(client, statement, params))
+    : (statement: string | object, params?: unknown[]) => sendNow.call(client, statement, params)
+  const query: Run = async <Row>(text: string, params: unknown[]) => (await send(text, params)).rows as Row[]
   if (!prepare) return { query, run: query }
   // A statement's name follows from its text, so every instance and connection agrees on it.
   const names = new Map<string, string>()
@@ -43,12 +59,11 @@ export function runnerOf (client: PostgresClient, prepare: boolean): { query: Ru
     if (name === undefined) names.set(text, name = `fastify_order_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`)
     return name
   }
-  const named = client.query as unknown as (config: object) => Promise<{ rows: any[] }>
   let naming = true
   const run: Run = async <Row>(text: string, params: unknown[]) => {
     if (!naming) return query<Row>(text, params)
     try {
-      return (await named.call(client, { name: nameOf(text), text, values: params })).rows as Row[]
+      return (await send({ name: nameOf(text), text, values: params })).rows as Row[]
     } catch (err) {
       if (!LOST_STATEMENT.has(String((err as { code?: unknown } | null)?.code))) throw err
       naming = false
