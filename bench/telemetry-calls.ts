@@ -3,7 +3,7 @@
 import { telemetryMode } from './servers/telemetry-mode.js'
 import { libraryDir } from './storages.js'
 
-const { loadTelemetry } = await import(new URL('telemetry.js', libraryDir).href) as typeof import('../lib/telemetry.js')
+const { loadTelemetry } = await import(new URL('telemetry/telemetry.js', libraryDir).href) as typeof import('../lib/telemetry/telemetry.js')
 const telemetry = await loadTelemetry()
 const calls = process.argv.includes('--quick') ? 100_000 : 1_000_000
 const event = { type: 'created', order: { id: 'ord_1' } }

@@ -19,7 +19,7 @@ const { values: flags } = parseArgs({
 })
 const [BACKLOG, PACED] = flags.quick ? [500, 200] : [5000, 1000]
 const { orderPlugin } = await loadPlugin()
-const { webhook, webhookRetrySchedule } = await import(new URL('webhooks.js', libraryDir).href) as typeof import('../lib/webhooks.js')
+const { webhook, webhookRetrySchedule } = await import(new URL('subscriptions/webhooks.js', libraryDir).href) as typeof import('../lib/subscriptions/webhooks.js')
 const secret = `whsec_${randomBytes(32).toString('base64')}`
 const body = { customerId: 'cus_1', currency: 'EUR', items: [{ sku: 'A-1', quantity: 1, unitPrice: 100 }] }
 

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify'
 import closeWithGrace from 'close-with-grace'
 import { Webhook } from 'standardwebhooks'
 import type { RetryPolicy } from '../lib/index.js'
-import { webhook, webhookRetrySchedule } from '../lib/webhooks.js'
+import { webhook, webhookRetrySchedule } from '../lib/subscriptions/webhooks.js'
 import { addressOf, buildServer } from './server.js'
 import type { ExampleStorage } from './storage.js'
 

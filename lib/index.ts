@@ -2,10 +2,10 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { checkOptions, type OrderPluginOptions } from './options.js'
-import { orderRoutes } from './routes.js'
-import { buildOrderSchemas, type OrderSchemas } from './schemas.js'
-import { createOrderService, type OrderService } from './service.js'
-import { loadTelemetry } from './telemetry.js'
+import { orderRoutes } from './http/routes.js'
+import { buildOrderSchemas, type OrderSchemas } from './http/schemas.js'
+import { createOrderService, type OrderService } from './orders/service.js'
+import { loadTelemetry } from './telemetry/telemetry.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -49,25 +49,25 @@ export default orderPlugin
 
 export { codes } from './errors.js'
 export { memoryStorage } from './storage/memory/memory-storage.js'
-export { defaultWorkflow, type Workflow } from './workflow.js'
+export { defaultWorkflow, type Workflow } from './orders/workflow.js'
 export {
   buildOrderSchemas, schemas, OrderSchema, OrderErrorSchema, OrderItemSchema, CreateOrderBodySchema,
   ListOrdersBodySchema, OrderPageSchema, UpdateOrderStatusBodySchema
-} from './schemas.js'
+} from './http/schemas.js'
 export type {
   Order, OrderItem, StatusChange, CreateOrderInput, ListOrdersQuery, ListOrdersFilter, OrderPage,
   UpdateOrderStatusInput, OrderErrorBody, OrderSchemas, ListEventsQuery, NewOrder, DeadLettersQuery, RedeliverQuery
-} from './schemas.js'
+} from './http/schemas.js'
 export type { OrderCustomFields, CustomFieldsPatch } from './custom-fields/types.js'
 export type { OrderPluginOptions } from './options.js'
-export type { Authorize, OrderHooks, OrderOperation } from './routes.js'
-export type { OrderService, TransactionClient } from './service.js'
-export type { OrderCallOptions } from './rules.js'
-export type { OrderScope } from './scope.js'
-export type { OrderListeners, OrderMove } from './listeners.js'
-export type { OrderEvent, EventPage } from './events.js'
-export type { FeedHealth } from './feed-stall.js'
+export type { Authorize, OrderHooks, OrderOperation } from './http/routes.js'
+export type { OrderService, TransactionClient } from './orders/service.js'
+export type { OrderCallOptions } from './orders/rules.js'
+export type { OrderScope } from './orders/scope.js'
+export type { OrderListeners, OrderMove } from './feed/listeners.js'
+export type { OrderEvent, EventPage } from './feed/events.js'
+export type { FeedHealth } from './feed/feed-stall.js'
 export type {
   OrderEventHandler, SubscribeOptions, SubscriptionStatus, SubscriptionLag, RetryPolicy, DeadLetter, DeadLetterPage
-} from './subscriptions.js'
+} from './subscriptions/subscriptions.js'
 export type { OrderStorage, JoinedStorage, CreateResult, IdempotencyClaim, StorageListQuery } from './storage/order-storage.js'

@@ -4,10 +4,10 @@ import type { CustomFieldSchemas, CustomFieldsSchemaOf } from './custom-fields/t
 import { codes } from './errors.js'
 import { plugin as limits } from './limits.js'
 import { optionChecker } from './option-checks.js'
-import type { Authorize, OrderHooks } from './routes.js'
+import type { Authorize, OrderHooks } from './http/routes.js'
 import { memoryStorage } from './storage/memory/memory-storage.js'
 import { storageProblem, type OrderStorage } from './storage/order-storage.js'
-import { compileWorkflow, defaultWorkflow, type CompiledWorkflow, type Workflow } from './workflow.js'
+import { compileWorkflow, defaultWorkflow, type CompiledWorkflow, type Workflow } from './orders/workflow.js'
 
 export interface OrderPluginOptions {
   /** Where orders live. Default: `memoryStorage()`, in process and lost on exit. */

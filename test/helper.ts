@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { Writable } from 'node:stream'
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import tap, { type Test } from 'tap'
-import { orderOf } from '../lib/conformance/fixtures.js'
+import { orderOf } from '../lib/storage/conformance/fixtures.js'
 import orderPlugin, {
   memoryStorage, type CreateOrderInput, type Order, type OrderEvent, type OrderPluginOptions,
   type OrderStorage
@@ -77,7 +77,7 @@ export function storedOrder (overrides: Partial<Order> = {}): Order {
 }
 
 // Stores an order with its created event, or replaces it with its statusChanged event, as the plugin would.
-export { replaceOrder, storeOrder } from '../lib/conformance/fixtures.js'
+export { replaceOrder, storeOrder } from '../lib/storage/conformance/fixtures.js'
 
 /**
  * Reads app.orders' event feed after `after` until it has listed `count` events. A feed may list a

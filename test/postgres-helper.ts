@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { PGlite, type Transaction } from '@electric-sql/pglite'
 import pg from 'pg'
 import type { Test } from 'tap'
-import type { TransactionRunner } from '../lib/conformance/run-conformance.js'
+import type { TransactionRunner } from '../lib/storage/conformance/run-conformance.js'
 import { postgresStorage, type PostgresClient, type PostgresStorageOptions } from '../lib/storage/postgres/postgres-storage.js'
 
 export interface TestDatabase {

@@ -1,8 +1,8 @@
 // Custom fields at register time: the option checked, and each host schema made into its request, response and patch forms.
 import type { TSchema } from '@sinclair/typebox'
 import { codes } from '../errors.js'
-import { describesObject, isRecord, mapSubschemas, NOT_SUBSCHEMAS, type Schema } from '../json-schema.js'
-import { createAjv } from '../validation.js'
+import { describesObject, isRecord, mapSubschemas, NOT_SUBSCHEMAS, type Schema } from '../http/json-schema.js'
+import { createAjv } from '../http/validation.js'
 import type { CustomFieldSchemas, ObjectSchema } from './types.js'
 
 /** The forms one host schema takes in the plugin. */

@@ -1,5 +1,5 @@
 // Custom-field values that every storage can keep and every reader can serve: JSON, nested at most 32 levels.
-import type { Validate } from '../validation.js'
+import type { Validate } from '../http/validation.js'
 
 /** How deep custom-field values may nest: the `customFields` object itself is level 1. */
 export const MAX_CUSTOM_FIELD_DEPTH = 32

@@ -1,6 +1,6 @@
 // Custom fields at request time: filled in, copied, fingerprinted and patched; a rule set that does nothing when the option is off.
-import { isRecord } from '../json-schema.js'
-import { validationError, type Validate } from '../validation.js'
+import { isRecord } from '../http/json-schema.js'
+import { validationError, type Validate } from '../http/validation.js'
 import { copyJson, customFieldForms } from './forms.js'
 import type { CustomFieldSchemas, CustomFieldValues } from './types.js'
 

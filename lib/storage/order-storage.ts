@@ -1,9 +1,9 @@
 // The OrderStorage interface: what the plugin needs from a database, as small capabilities; only the orders are required.
-import type { OrderCreatedEvent, OrderEvent, OrderStatusChangedEvent } from '../events.js'
-import type { FeedHealth } from '../feed-stall.js'
-import type { OrderPosition } from '../position.js'
-import type { PageFilter } from '../schemas.js'
-import type { NewOrder, Order } from '../schemas.js'
+import type { OrderCreatedEvent, OrderEvent, OrderStatusChangedEvent } from '../feed/events.js'
+import type { FeedHealth } from '../feed/feed-stall.js'
+import type { OrderPosition } from '../orders/position.js'
+import type { PageFilter } from '../http/schemas.js'
+import type { NewOrder, Order } from '../http/schemas.js'
 
 /** The `created` event of an order the storage has not numbered yet: it stores the event with the numbered order. */
 export type NewOrderCreatedEvent = Omit<OrderCreatedEvent, 'order'> & { order: NewOrder }

@@ -9,7 +9,7 @@ import {
   CreateOrderBodySchema, ListOrdersBodySchema, OrderPageSchema, OrderSchema, UpdateOrderStatusBodySchema
 } from '../../lib/index.js'
 import { buildApp, createOrder, orderBody } from '../helper.js'
-import { STATUSES, createBodyArb, statusArb } from '../order-arbitraries.js'
+import { STATUSES, createBodyArb, statusArb } from '../orders/order-arbitraries.js'
 
 const ajv = new Ajv({ strict: false })
 ajvFormats.default(ajv, ['date-time'])

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import t from 'tap'
-import { fingerprintOf } from '../../lib/idempotency.js'
+import { fingerprintOf } from '../../lib/orders/idempotency.js'
 import type { Order } from '../../lib/index.js'
 import { buildApp, createOrder, orderBody, post, waitForEvents } from '../helper.js'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { newOrderId } from '../../lib/ids.js'
+import { newOrderId } from '../../lib/orders/ids.js'
 import { buildApp } from '../helper.js'
 
 t.test('order ids ascend in creation order, within a millisecond too, and stay unguessable', async t => {

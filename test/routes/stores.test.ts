@@ -1,7 +1,7 @@
 // Stores and who did what: orders confined to a store by the scope, every change signed by its actor.
 import { createHash } from 'node:crypto'
 import t from 'tap'
-import { fingerprintOf } from '../../lib/idempotency.js'
+import { fingerprintOf } from '../../lib/orders/idempotency.js'
 import type { Authorize, Order, OrderEvent } from '../../lib/index.js'
 import { buildApp, createOrder, orderBody, post, waitForEvents } from '../helper.js'
 

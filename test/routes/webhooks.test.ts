@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Webhook } from 'standardwebhooks'
 import t, { type Test } from 'tap'
-import { webhook, WebhookDeliveryError } from '../../lib/webhooks.js'
+import { webhook, WebhookDeliveryError } from '../../lib/subscriptions/webhooks.js'
 import { buildApp, eventually, logLines, orderBody } from '../helper.js'
 
 const secretOf = (bytes = 32) => `whsec_${randomBytes(bytes).toString('base64')}`

@@ -7,7 +7,7 @@ import orderPlugin, {
   type OrderService, type OrderStorage, type UpdateOrderStatusInput, type Authorize, type OrderEvent, type EventPage,
   type SubscriptionStatus, type OrderScope, type DeadLetterPage
 } from '../../lib/index.js'
-import { webhook, webhookRetrySchedule } from '../../lib/webhooks.js'
+import { webhook, webhookRetrySchedule } from '../../lib/subscriptions/webhooks.js'
 import { Type, type Static } from '@sinclair/typebox'
 
 const app = Fastify()

@@ -1,5 +1,5 @@
 // Dead letters in memory: per subscription, each event set aside with a copy of it and its feed position.
-import type { OrderEvent } from '../../events.js'
+import type { OrderEvent } from '../../feed/events.js'
 import type { DeliveryOutcomes, StoredDeadLetter } from '../order-storage.js'
 
 interface MemoryDeadLetter extends StoredDeadLetter {

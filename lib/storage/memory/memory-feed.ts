@@ -1,5 +1,5 @@
 // The event feed in memory: events in the order they were stored, each committed at once; subscriptions read it.
-import type { OrderEvent } from '../../events.js'
+import type { OrderEvent } from '../../feed/events.js'
 import type { FeedCapability, SubscriptionsCapability } from '../order-storage.js'
 import { memorySubscriptions } from './memory-subscriptions.js'
 

@@ -1,6 +1,6 @@
 // Orders in memory: by id, number and reference, sorted indexes for every page, and their idempotency claims; each change appends its event.
-import type { OrderEvent } from '../../events.js'
-import type { Order } from '../../schemas.js'
+import type { OrderEvent } from '../../feed/events.js'
+import type { Order } from '../../http/schemas.js'
 import type { OrdersCapability, StorageListQuery } from '../order-storage.js'
 import { memoryClaims } from './claims.js'
 import { insert, mergePage, precedes, remove, swap } from './sorted.js'

@@ -1,5 +1,5 @@
 // Subscriptions in memory: a lease and a checkpoint per name, the events finished above it, and dead letters.
-import type { OrderEvent } from '../../events.js'
+import type { OrderEvent } from '../../feed/events.js'
 import type { DeliveryOutcomes, Lease, LeaseRequest, SubscriptionsCapability } from '../order-storage.js'
 import { memoryDeadLetters } from './memory-dead-letters.js'
 

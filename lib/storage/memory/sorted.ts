@@ -1,6 +1,6 @@
 // Orders kept sorted by (createdAt, id), and the runs of them a page walks.
-import { comparePositions, type OrderPosition } from '../../position.js'
-import type { Order } from '../../schemas.js'
+import { comparePositions, type OrderPosition } from '../../orders/position.js'
+import type { Order } from '../../http/schemas.js'
 import type { StorageListQuery } from '../order-storage.js'
 
 /** Index of the first order at or after `position` in ascending order. */

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { storeEvent } from '../../../lib/conformance/fixtures.js'
-import { createdEvent } from '../../../lib/events.js'
+import { storeEvent } from '../../../lib/storage/conformance/fixtures.js'
+import { createdEvent } from '../../../lib/feed/events.js'
 import { memoryStorage } from '../../../lib/index.js'
 import { buildApp, createOrder, storedOrder, storeOrder } from '../../helper.js'
 

@@ -1,6 +1,6 @@
 // postgresStorage passes the storage conformance suite, on PGlite and on the server of DATABASE_URL.
 import t from 'tap'
-import { conformanceCases, runConformance, runConformanceCase } from '../../../lib/conformance/run-conformance.js'
+import { conformanceCases, runConformance, runConformanceCase } from '../../../lib/storage/conformance/run-conformance.js'
 import type { PostgresClient } from '../../../lib/storage/postgres/postgres-storage.js'
 import { testDatabase } from '../../postgres-helper.js'
 

@@ -1,6 +1,6 @@
 // The PostgreSQL feed: read below the oldest running transaction, so a late commit is never skipped.
 import t from 'tap'
-import { createdEvent } from '../../../lib/events.js'
+import { createdEvent } from '../../../lib/feed/events.js'
 import type { OrderEvent } from '../../../lib/index.js'
 import { postgresStorage } from '../../../lib/storage/postgres/postgres-storage.js'
 import type { OrderStorage } from '../../../lib/storage/order-storage.js'

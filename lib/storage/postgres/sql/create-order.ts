@@ -1,6 +1,6 @@
 // createOrder on PostgreSQL: claims the idempotency key, draws the number and stores the order with its created event, in one statement.
-import { eventJson } from '../../../events.js'
-import type { NewOrder } from '../../../schemas.js'
+import { eventJson } from '../../../feed/events.js'
+import type { NewOrder } from '../../../http/schemas.js'
 import type { CreateResult, IdempotencyClaim, NewOrderCreatedEvent, OrdersCapability } from '../../order-storage.js'
 import { columnText, type Run } from '../client.js'
 import type { Tables } from '../tables.js'

@@ -1,5 +1,5 @@
 // How long the event feed is held back on PostgreSQL: the transaction at the horizon the feed reads below, and since when it runs.
-import type { FeedHealth } from '../../../feed-stall.js'
+import type { FeedHealth } from '../../../feed/feed-stall.js'
 import type { Run } from '../client.js'
 import type { Tables } from '../tables.js'
 

@@ -1,5 +1,5 @@
 // listEvents on PostgreSQL: a page of the readable feed after an event, told apart from an unknown one in one statement.
-import type { OrderEvent } from '../../../events.js'
+import type { OrderEvent } from '../../../feed/events.js'
 import type { FeedCapability } from '../../order-storage.js'
 import type { Run } from '../client.js'
 import type { Tables } from '../tables.js'

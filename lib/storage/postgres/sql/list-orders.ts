@@ -1,5 +1,5 @@
 // The keyset page on PostgreSQL: one bounded walk of the index whose leading columns the filter fixes.
-import type { Order } from '../../../schemas.js'
+import type { Order } from '../../../http/schemas.js'
 import type { OrdersCapability, StorageListQuery } from '../../order-storage.js'
 import { columnText, type Run } from '../client.js'
 import type { Tables } from '../tables.js'

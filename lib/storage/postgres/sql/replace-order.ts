@@ -1,6 +1,6 @@
 // replace on PostgreSQL: a compare-and-set on version that stores the order and its statusChanged event in one statement.
-import { eventJson } from '../../../events.js'
-import type { NewOrder } from '../../../schemas.js'
+import { eventJson } from '../../../feed/events.js'
+import type { NewOrder } from '../../../http/schemas.js'
 import type { OrdersCapability } from '../../order-storage.js'
 import { columnText, type Run } from '../client.js'
 import type { Tables } from '../tables.js'

@@ -1,0 +1,262 @@
+// The three POST routes: request → authorize → the order rules → reply, nothing else.
+import type {
+  FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler, onErrorHookHandler, onRequestHookHandler,
+  onResponseHookHandler, preHandlerHookHandler, preValidationHookHandler
+} from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { errorCodes } from 'fastify'
+import { codes } from '../errors.js'
+import { IDEMPOTENCY_KEY_RULE } from '../orders/idempotency.js'
+import { openApiSchemaOf } from './openapi.js'
+import type { OrderRules } from '../orders/rules.js'
+import type { OrderSchemas } from './schemas.js'
+import { checkScope, type OrderScope } from '../orders/scope.js'
+import type { OperationSpanName, RouteSpan, Telemetry } from '../telemetry/telemetry.js'
+import type { Validate } from './validation.js'
+
+export type OrderOperation = 'getOrderList' | 'createOrder' | 'updateOrderStatus'
+
+/**
+ * Decides whether a request may run an operation: `false` denies (403 ORDER_FORBIDDEN),
+ * `true` or nothing allows everything, a scope allows only that customer's orders.
+ */
+export type Authorize = (request: FastifyRequest, operation: OrderOperation) =>
+  OrderScope | boolean | undefined | void | Promise<OrderScope | boolean | undefined | void>
+
+/** Hooks added to the three routes only, e.g. authentication or rate limiting. */
+export interface OrderHooks {
+  onRequest?: onRequestHookHandler | onRequestHookHandler[]
+  preHandler?: preHandlerHookHandler | preHandlerHookHandler[]
+}
+
+export interface OrderRoutesOptions {
+  rules: OrderRules
+  telemetry: Telemetry
+  /** The strict validator of a schema, compiled once and shared with `app.orders`. */
+  validatorOf: (schema: object) => Validate
+  schemas: OrderSchemas
+  bodyLimit: number
+  authorize?: Authorize
+  hooks?: OrderHooks
+}
+
+const accept = () => true
+
+// What OpenAPI shows of the three routes: summary, description, body and every response with its codes.
+/** The request bodies as documented: the forms OpenAPI 3.0 and 3.1 both accept. */
+interface DocumentedBodies {
+  list: object
+  create: object
+  update: object
+}
+
+/** The `schema` option of each route. The shared schemas appear in OpenAPI once, as components. */
+function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies) {
+  const error = (description: string) => ({ $ref: 'OrderError#', description })
+  const order = (description: string) => ({ $ref: 'Order#', description })
+  const invalid = 'FST_ERR_VALIDATION: the body does not match the schema'
+  const forbidden = error('ORDER_FORBIDDEN: `authorize` denied the operation')
+  const tooLarge = error('FST_ERR_CTP_BODY_TOO_LARGE: the body is above `bodyLimit`')
+  const notJson = error('FST_ERR_CTP_INVALID_MEDIA_TYPE: a body that is not application/json')
+  const unavailable = error('ORDER_STORAGE_UNAVAILABLE: the storage failed; retry later')
+  const tags = ['orders']
+
+  const getOrderList = {
+    operationId: 'getOrderList',
+    tags,
+    summary: 'List orders',
+    description: 'A keyset page of orders, newest first unless `order` is "asc". Follow `nextCursor` with the same filter and order for the next page.',
+    body: bodies.list as typeof schemas.ListOrdersBody,
+    response: {
+      200: { ...schemas.OrderPage, description: 'A page of orders and the cursor of the next one' },
+      400: error(`${invalid}; ORDER_INVALID_CURSOR: the cursor is malformed or was issued for another filter or order`),
+      403: forbidden,
+      413: tooLarge,
+      415: notJson,
+      503: unavailable
+    }
+  }
+
+  const createOrder = {
+    operationId: 'createOrder',
+    tags,
+    summary: 'Create an order',
+    description: 'Creates an order in the workflow\'s initial status; the server computes id, number, total, version and timestamps. Send an `Idempotency-Key` header to make retries safe.',
+    headers: schemas.IdempotencyHeaders,
+    body: bodies.create as typeof schemas.CreateOrderBody,
+    response: {
+      201: order('The new order, or the first one created with this Idempotency-Key (header idempotent-replayed: true)'),
+      400: error(`${invalid}; ORDER_TOTAL_TOO_LARGE: the total is above Number.MAX_SAFE_INTEGER; ORDER_INVALID_IDEMPOTENCY_KEY: the header is not ${IDEMPOTENCY_KEY_RULE}`),
+      403: error('ORDER_FORBIDDEN: `authorize` denied the operation, or the order is for another customer than the scope'),
+      409: error('ORDER_IDEMPOTENCY_IN_PROGRESS: a request with the same Idempotency-Key is still running; ORDER_REFERENCE_TAKEN: the customer already has an order with this reference'),
+      413: tooLarge,
+      415: notJson,
+      422: error('ORDER_IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used with another body'),
+      503: unavailable
+    }
+  }
+
+  const updateOrderStatus = {
+    operationId: 'updateOrderStatus',
+    tags,
+    summary: 'Move an order to another status',
+    description: 'Applies one workflow move. Moving to the current status is a no-op; `expectedVersion` makes the move conditional.',
+    body: bodies.update as typeof schemas.UpdateOrderStatusBody,
+    response: {
+      200: order('The order after the move, or as it was when it already had this status'),
+      400: error(`${invalid} (including a status the workflow does not have)`),
+      403: forbidden,
+      404: error('ORDER_NOT_FOUND: no such order in the caller\'s scope'),
+      409: error('ORDER_INVALID_TRANSITION: the workflow forbids the move; ORDER_VERSION_CONFLICT: `expectedVersion` is not the stored version'),
+      413: tooLarge,
+      415: notJson,
+      503: unavailable
+    }
+  }
+
+  return { getOrderList, createOrder, updateOrderStatus }
+}
+
+/**
+ * The routes read JSON only. An empty body is a missing body whatever its Content-Type
+ * (getOrderList reads it as {}); any other body that is not JSON is 415.
+ */
+function readJsonOnly (app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') done(null, undefined)
+    else parseJson(request, body as string, done)
+  })
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    if (body.length === 0) done(null, undefined)
+    else done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(request.headers['content-type'] ?? '(no Content-Type)'))
+  })
+}
+
+/**
+ * Each route's span, from body validation on (a 400 included), the active span while the rules run:
+ * hooks for the route, and a way to run in its span. Without a tracer provider (no SDK, or no
+ * @opentelemetry/api) the routes get no hooks at all.
+ */
+function routeSpans (telemetry: Telemetry) {
+  const spans = new WeakMap<FastifyRequest, RouteSpan>()
+  return {
+    spanOf: (request: FastifyRequest) => spans.get(request),
+    inSpan<T> (request: FastifyRequest, run: () => T): T {
+      const span = spans.get(request)
+      return span === undefined ? run() : telemetry.withSpan(span, run)
+    },
+    traced (name: OperationSpanName) {
+      if (!telemetry.tracing) return { preValidation: [], onError: undefined, onResponse: undefined }
+      const preValidation: preValidationHookHandler = (request, _reply, done) => {
+        const span = telemetry.startSpan(name)
+        spans.set(request, span)
+        telemetry.withSpan(span, done)
+      }
+      const onError: onErrorHookHandler = (request, _reply, error, done) => {
+        spans.get(request)?.fail(error)
+        done()
+      }
+      const onResponse: onResponseHookHandler = (request, _reply, done) => {
+        spans.get(request)?.end()
+        done()
+      }
+      return { preValidation: [preValidation], onError, onResponse }
+    }
+  }
+}
+
+/** What a route does instead of running when authorize gave no scope: it has answered already. */
+const refused = Symbol('refused')
+
+/**
+ * The scope of a request: authorize's decision, checked. An authorize that gives something not a
+ * scope is the host's error: the request reads and writes nothing and answers 500
+ * ORDER_INVALID_SCOPE, sent here so that it is logged once per operation rather than once per
+ * request (as an error thrown to Fastify would be).
+ */
+function scopeReader (authorize: Authorize | undefined, spanOf: (request: FastifyRequest) => RouteSpan | undefined) {
+  const misconfigured = new Set<OrderOperation>()
+  return async function scopeOf (request: FastifyRequest, reply: FastifyReply, operation: OrderOperation): Promise<OrderScope | undefined | typeof refused> {
+    if (authorize === undefined) return undefined
+    const decision = await authorize(request, operation)
+    if (decision === false) throw new codes.ORDER_FORBIDDEN(operation)
+    try {
+      return checkScope(decision, `authorize for ${operation}`)
+    } catch (err) {
+      const { code, message, statusCode, shape } = err as InstanceType<typeof codes.ORDER_INVALID_SCOPE> & { shape: string }
+      if (!misconfigured.has(operation)) {
+        misconfigured.add(operation)
+        // The route and the scope's shape (types and key names): hosts return user records as scopes by mistake.
+        request.log.error({ err, route: request.routeOptions.url, scopeShape: shape }, 'every such request answers 500 until authorize is fixed')
+      }
+      spanOf(request)?.fail(err)
+      await reply.code(statusCode!).send({ statusCode, code, error: 'Internal Server Error', message })
+      return refused
+    }
+  }
+}
+
+export async function orderRoutes (fastify: FastifyInstance, options: OrderRoutesOptions): Promise<void> {
+  const { rules, schemas, bodyLimit, authorize, hooks, telemetry } = options
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+
+  app.addSchema(schemas.Order)
+  app.addSchema(schemas.OrderError)
+  readJsonOnly(app)
+
+  /**
+   * A route's body validator: the schema itself, checked by our own strict validator whatever ajv
+   * options the host gave Fastify. OpenAPI shows a form made from the same schema, so the two cannot
+   * drift. The Idempotency-Key header schema is there for OpenAPI; the rules check the header, so it
+   * answers with its own code.
+   */
+  function validatorOf (schema: object): FastifySchemaCompiler<unknown> {
+    const validate = options.validatorOf(schema)
+    return ({ httpPart }) => httpPart === 'body' ? validate : accept
+  }
+
+  const spans = routeSpans(telemetry)
+  const scopeOf = scopeReader(authorize, spans.spanOf)
+
+  const route = routeSchemasOf(schemas, {
+    list: openApiSchemaOf(schemas.ListOrdersBody),
+    create: openApiSchemaOf(schemas.CreateOrderBody),
+    update: openApiSchemaOf(schemas.UpdateOrderStatusBody)
+  })
+  const common = { bodyLimit, onRequest: hooks?.onRequest, preHandler: hooks?.preHandler }
+
+  const { traced, inSpan, spanOf } = spans
+  const listTrace = traced('order.list')
+  app.post('/order/getOrderList', {
+    ...common,
+    ...listTrace,
+    schema: route.getOrderList,
+    validatorCompiler: validatorOf(schemas.ListOrdersBody),
+    // No body (or an empty one) reads the first page; a JSON null is a body, and not an object.
+    // A callback hook: an async one costs a promise per request.
+    preValidation: [...listTrace.preValidation, (request, _reply, done) => {
+      if (request.body === undefined) request.body = {}
+      done()
+    }]
+  }, async (request, reply) => {
+    const scope = await scopeOf(request, reply, 'getOrderList')
+    return scope === refused ? reply : inSpan(request, () => rules.list(request.body, { scope }))
+  })
+
+  app.post('/order/createOrder', { ...common, ...traced('order.create'), schema: route.createOrder, validatorCompiler: validatorOf(schemas.CreateOrderBody) }, async (request, reply) => {
+    const scope = await scopeOf(request, reply, 'createOrder')
+    if (scope === refused) return reply
+    const result = await inSpan(request, () => rules.create(request.body, { scope, idempotencyKey: request.headers['idempotency-key'] }))
+    spanOf(request)?.setOrderId(result.order.id)
+    if (result.replayed) reply.header('idempotent-replayed', 'true')
+    return reply.code(201).send(result.order)
+  })
+
+  app.post('/order/updateOrderStatus', { ...common, ...traced('order.update_status'), schema: route.updateOrderStatus, validatorCompiler: validatorOf(schemas.UpdateOrderStatusBody) }, async (request, reply) => {
+    spanOf(request)?.setOrderId(request.body.id)
+    const scope = await scopeOf(request, reply, 'updateOrderStatus')
+    return scope === refused ? reply : inSpan(request, () => rules.updateStatus(request.body, { scope }))
+  })
+}

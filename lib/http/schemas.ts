@@ -1,0 +1,267 @@
+// TypeBox schemas of the order routes: one object each serves validation, serialization, types and OpenAPI.
+import { Type, type Static, type TOptional, type TSchema, type TUnsafe } from '@sinclair/typebox'
+import { customFieldForms } from '../custom-fields/forms.js'
+import type { CustomFieldsPatch, OrderCustomFields } from '../custom-fields/types.js'
+import { order as limits, page, plugin, subscription } from '../limits.js'
+import { defaultWorkflow } from '../orders/workflow.js'
+
+/** What the schemas depend on: the plugin options that tighten or extend them. */
+export interface SchemaLimits<O extends TSchema | undefined = TSchema | undefined, I extends TSchema | undefined = TSchema | undefined> {
+  statuses: readonly string[]
+  maxItems: number
+  maxPageSize: number
+  /** The `customFields` option: object schemas of the order's and each item's custom fields. */
+  customFields?: { order?: O, item?: I }
+}
+
+const strict = { additionalProperties: false } as const
+
+const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 date-time in UTC with milliseconds' })
+const OrderId = Type.String({ minLength: 1, maxLength: limits.idLength, description: 'Opaque order id chosen by the server' })
+const CustomerId = Type.String({ minLength: 1, maxLength: limits.customerIdLength })
+const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 alphabetic code' })
+const Reason = Type.String({ maxLength: limits.reasonLength })
+const OrderNumber = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Human order number chosen by the storage, unique within it' })
+const VISIBLE_ASCII = '^[\\x21-\\x7E]+$'
+const Reference = Type.String({
+  minLength: 1,
+  maxLength: limits.referenceLength,
+  pattern: VISIBLE_ASCII,
+  description: `The client's own key for the order (a cart id, a payment intent): 1 to ${limits.referenceLength} visible ASCII characters, unique per customer within a store`
+})
+
+/** A store's key: the scope's `store` keeps the same rule (lib/orders/scope.ts). */
+export const StoreSchema = Type.String({
+  minLength: 1,
+  maxLength: limits.storeLength,
+  pattern: '^[A-Za-z0-9_.-]+$',
+  description: `The key of the store the order belongs to (a brand, a country, a channel): 1 to ${limits.storeLength} characters of A-Z, a-z, 0-9, "_", "." and "-"`
+})
+// Set by the scope's actor, never by a body: documented here, checked by the scope's rule (lib/orders/scope.ts).
+const Actor = Type.String({ minLength: 1, maxLength: limits.actorLength, description: `Who made the change, the actor of the caller's scope: 1 to ${limits.actorLength} characters without control characters` })
+
+/** The Idempotency-Key header. The rules check it themselves, so that it answers with its own code. */
+export const IdempotencyKeySchema = Type.String({
+  minLength: 1,
+  maxLength: limits.idempotencyKeyLength,
+  pattern: VISIBLE_ASCII,
+  description: 'Makes retries safe: the same key with the same body returns the first order'
+})
+
+/**
+ * A valid request of each route, documented as its body's example: Swagger UI sends it from "Try it
+ * out". The move's id is an order the create made (the README's); a real one goes in its place.
+ */
+const requestExamples = {
+  createOrder: { customerId: 'cus_42', currency: 'EUR', items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }], metadata: { channel: 'web' } },
+  getOrderList: { limit: 10, filter: { customerId: 'cus_42' } },
+  updateOrderStatus: { id: '01a1ffc8468d0000b5bdf050f8a2fa9010a9950926dc3c21', status: 'paid', expectedVersion: 1, reason: 'card captured' }
+}
+
+/** A string of the workflow's statuses; an enum keeps OpenAPI readable and rejects unknown statuses. */
+const statusOf = (statuses: readonly string[]) =>
+  Type.Unsafe<string>({ type: 'string', enum: [...statuses] })
+
+const Metadata = Type.Unsafe<Record<string, string>>({
+  type: 'object',
+  maxProperties: limits.metadataKeys,
+  propertyNames: { minLength: 1, maxLength: limits.metadataKeyLength },
+  additionalProperties: { type: 'string', maxLength: limits.metadataValueLength },
+  // OpenAPI 3.0 has no propertyNames: the documented form drops it, so the words carry the key limit.
+  description: `String to string: at most ${limits.metadataKeys} keys of 1 to ${limits.metadataKeyLength} characters, values of at most ${limits.metadataValueLength} characters`
+})
+
+export const OrderItemSchema = Type.Object({
+  sku: Type.String({ minLength: 1, maxLength: limits.skuLength }),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: limits.itemNameLength })),
+  quantity: Type.Integer({ minimum: 1, maximum: limits.maxQuantity }),
+  unitPrice: Type.Integer({ minimum: 0, maximum: limits.maxUnitPrice, description: 'In the currency\'s minor unit (cents)' })
+}, strict)
+
+/** `customFields` of a stored order or item: optional, as orders stored before the option was set have none. */
+type StoredCustomFields<S> = S extends TSchema ? { customFields: TOptional<S> } : {}
+/** `customFields` of a create: required when the schema has required keys, otherwise it defaults to {}. */
+type InputCustomFields<S> = S extends TSchema ? ({} extends Static<S> ? { customFields: TOptional<S> } : { customFields: S }) : {}
+/** `customFields` of updateOrderStatus: a patch of the order's custom fields. */
+type PatchCustomFields<S> = S extends TSchema ? { customFields: TOptional<TUnsafe<CustomFieldsPatch<Static<S>>>> } : {}
+
+// The `customFields` property each schema gets, or none when the host gave no schema of that kind.
+function storedCustomFields<S extends TSchema | undefined> (schema: S, name: 'order' | 'item') {
+  return (schema === undefined ? {} : { customFields: Type.Optional(customFieldForms(schema, name).response) }) as StoredCustomFields<S>
+}
+function inputCustomFields<S extends TSchema | undefined> (schema: S, name: 'order' | 'item') {
+  if (schema === undefined) return {} as InputCustomFields<S>
+  const { strict, required } = customFieldForms(schema, name)
+  const customFields: TSchema = required ? strict : Type.Optional(strict)
+  return { customFields } as InputCustomFields<S>
+}
+function patchCustomFields<S extends TSchema | undefined> (schema: S) {
+  return (schema === undefined ? {} : { customFields: Type.Optional(customFieldForms(schema, 'order').patch) }) as PatchCustomFields<S>
+}
+
+/** The order as every route returns it. */
+function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined> (Status: TUnsafe<string>, order: O, item: I) {
+  return Type.Object({
+    id: OrderId,
+    number: OrderNumber,
+    reference: Type.Optional(Reference),
+    store: Type.Optional(StoreSchema),
+    customerId: CustomerId,
+    status: Status,
+    currency: Currency,
+    items: Type.Array(Type.Object({ ...OrderItemSchema.properties, ...storedCustomFields(item, 'item') }, strict)),
+    total: Type.Integer({ minimum: 0, description: 'Sum of quantity × unitPrice in minor units' }),
+    metadata: Type.Unsafe<Record<string, string>>({ type: 'object', additionalProperties: { type: 'string' } }),
+    ...storedCustomFields(order, 'order'),
+    version: Type.Integer({ minimum: 1, description: '1 at creation, +1 at every status change' }),
+    statusHistory: Type.Array(Type.Object({
+      status: Status,
+      at: Timestamp,
+      reason: Type.Optional(Reason),
+      by: Type.Optional(Actor)
+    }, strict)),
+    createdAt: Timestamp,
+    updatedAt: Timestamp
+  }, { ...strict, $id: 'Order', title: 'Order' })
+}
+
+// Named, so that declarations refer to the order's type rather than spell it out (or get it wrong).
+type OrderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined> = ReturnType<typeof orderSchemaOf<O, I>>
+interface OrderRef<O extends TSchema | undefined, I extends TSchema | undefined> extends TUnsafe<Static<OrderSchemaOf<O, I>>> {}
+
+/**
+ * Builds every schema for one set of limits and custom fields; the plugin calls it once at register.
+ * Hosts may call it with the same options to reuse the exact schemas (their Static types follow).
+ */
+export function buildOrderSchemas<O extends TSchema | undefined = undefined, I extends TSchema | undefined = undefined> (
+  { statuses, maxItems, maxPageSize, customFields = {} }: SchemaLimits<O, I>
+) {
+  const Status = statusOf(statuses)
+  const { order, item } = customFields as { order: O, item: I }
+  const Order: OrderSchemaOf<O, I> = orderSchemaOf(Status, order, item)
+  const InputItem = Type.Object({ ...OrderItemSchema.properties, ...inputCustomFields(item, 'item') }, strict)
+  // The examples keep within these limits; no create example when custom fields need values only the host knows.
+  const fieldsRequired = (order !== undefined && customFieldForms(order, 'order').required) || (item !== undefined && customFieldForms(item, 'item').required)
+  const { createOrder, getOrderList, updateOrderStatus } = requestExamples
+
+  // Nothing required, like Fastify's own error schema: an error from the host's authorize or hooks
+  // (http-errors has no code) must keep its status, not fail serialization and become a 500.
+  const OrderError = Type.Object({
+    statusCode: Type.Optional(Type.Integer()),
+    code: Type.Optional(Type.String({ description: 'ORDER_* or FST_* code; absent in some errors of the host' })),
+    error: Type.Optional(Type.String()),
+    message: Type.Optional(Type.String())
+  }, { $id: 'OrderError', title: 'OrderError' })
+
+  const CreateOrderBody = Type.Object({
+    customerId: CustomerId,
+    currency: Currency,
+    items: Type.Array(InputItem, { minItems: 1, maxItems }),
+    metadata: Type.Optional(Metadata),
+    reference: Type.Optional(Reference),
+    store: Type.Optional(StoreSchema),
+    ...inputCustomFields(order, 'order')
+  }, { ...strict, ...(!fieldsRequired && { examples: [createOrder] }) })
+
+  const ListOrdersBody = Type.Object({
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPageSize, default: Math.min(page.defaultSize, maxPageSize) })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: page.cursorLength, description: 'nextCursor of the previous page' })),
+    order: Type.Optional(Type.Unsafe<'asc' | 'desc'>({ type: 'string', enum: ['asc', 'desc'], default: 'desc' })),
+    filter: Type.Optional(Type.Object({
+      status: Type.Optional(Type.Union([Status, Type.Array(Status, { minItems: 1, uniqueItems: true })])),
+      customerId: Type.Optional(CustomerId),
+      ids: Type.Optional(Type.Array(OrderId, { minItems: 1, maxItems: page.maxIds })),
+      number: Type.Optional(OrderNumber),
+      reference: Type.Optional(Reference),
+      store: Type.Optional(StoreSchema),
+      createdFrom: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive' })),
+      createdTo: Type.Optional(Type.String({ format: 'date-time', description: 'Exclusive' }))
+    }, strict))
+  }, { ...strict, examples: [{ ...getOrderList, limit: Math.min(getOrderList.limit, maxPageSize) }] })
+
+  const OrderPage = Type.Object({
+    items: Type.Array(Type.Unsafe({ $ref: 'Order#' }) as OrderRef<O, I>),
+    nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'null on the last page' })
+  })
+
+  const UpdateOrderStatusBody = Type.Object({
+    id: OrderId,
+    status: Status,
+    expectedVersion: Type.Optional(Type.Integer({ minimum: 1, maximum: limits.maxVersion })),
+    reason: Type.Optional(Reason),
+    ...patchCustomFields(order)
+  }, { ...strict, examples: [{ ...updateOrderStatus, status: statuses.includes('paid') ? 'paid' : statuses[0] }] })
+
+  const IdempotencyHeaders = Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeySchema) })
+
+  // app.orders.listEvents' argument; there is no route for the feed.
+  const ListEventsQuery = Type.Object({
+    after: Type.Optional(Type.String({ minLength: 1, maxLength: limits.idLength, description: 'The id of an event listed earlier' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: page.maxEvents, default: page.defaultEvents }))
+  }, strict)
+
+  // app.orders.deadLetters' and redeliver's second arguments.
+  const DeadLettersQuery = Type.Object({
+    after: Type.Optional(Type.String({ minLength: 1, maxLength: limits.idLength, description: 'The event id of a dead letter listed earlier' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: subscription.maxDeadLetters, default: subscription.defaultDeadLetters }))
+  }, strict)
+  const RedeliverQuery = Type.Object({
+    eventIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: limits.idLength }), {
+      maxItems: subscription.maxDeadLetters,
+      description: 'The events of the dead letters to put back; all of them when absent'
+    }))
+  }, strict)
+
+  return { Order, OrderError, CreateOrderBody, ListOrdersBody, OrderPage, UpdateOrderStatusBody, IdempotencyHeaders, ListEventsQuery, DeadLettersQuery, RedeliverQuery }
+}
+
+/** The schema of the custom fields the host declared in `OrderCustomFields`, or undefined. */
+type DeclaredSchema<K extends 'order' | 'item'> = OrderCustomFields extends { [P in K]: infer T } ? TUnsafe<T> : undefined
+
+/** The schemas' types: by default with the custom fields the host declared in `OrderCustomFields`. */
+export type OrderSchemas<O extends TSchema | undefined = DeclaredSchema<'order'>, I extends TSchema | undefined = DeclaredSchema<'item'>> =
+  ReturnType<typeof buildOrderSchemas<O, I>>
+
+/** The schemas as built for the default options (`defaultWorkflow`, `maxItems` 100, `maxPageSize` 100, no custom fields). */
+export const schemas: OrderSchemas<undefined, undefined> = buildOrderSchemas({
+  statuses: Object.keys(defaultWorkflow.transitions),
+  maxItems: plugin.defaultMaxItems,
+  maxPageSize: plugin.defaultMaxPageSize
+})
+
+export const {
+  Order: OrderSchema,
+  OrderError: OrderErrorSchema,
+  CreateOrderBody: CreateOrderBodySchema,
+  ListOrdersBody: ListOrdersBodySchema,
+  OrderPage: OrderPageSchema,
+  UpdateOrderStatusBody: UpdateOrderStatusBodySchema
+} = schemas
+
+export type Order = Static<OrderSchemas['Order']>
+/** An order as the plugin hands it to the storage's `create`: the storage chooses its `number`. */
+export type NewOrder = Omit<Order, 'number'>
+export type OrderItem = Order['items'][number]
+export type StatusChange = Order['statusHistory'][number]
+export type CreateOrderInput = Static<OrderSchemas['CreateOrderBody']>
+export type ListOrdersQuery = Static<OrderSchemas['ListOrdersBody']>
+export type ListOrdersFilter = NonNullable<ListOrdersQuery['filter']>
+/**
+ * The filter of a page as storages read it: the request's filter with `status` as a sorted list of
+ * `statuses`, `ids` sorted without repeats and the created range as stored instants. Every other
+ * filter of the request schema comes through as it is, an order property matched by equality, so a
+ * new filter needs no code between the schema and the storage.
+ */
+export type PageFilter = Omit<ListOrdersFilter, 'status' | 'ids'> & {
+  /** Any of these statuses. */
+  statuses?: readonly string[]
+  /** Any of these ids. */
+  ids?: readonly string[]
+}
+export type OrderPage = Static<OrderSchemas['OrderPage']>
+export type UpdateOrderStatusInput = Static<OrderSchemas['UpdateOrderStatusBody']>
+export type OrderErrorBody = Static<OrderSchemas['OrderError']>
+export type ListEventsQuery = Static<OrderSchemas['ListEventsQuery']>
+export type DeadLettersQuery = Static<OrderSchemas['DeadLettersQuery']>
+export type RedeliverQuery = Static<OrderSchemas['RedeliverQuery']>
+export type { TSchema }

@@ -1,0 +1,298 @@
+// app.orders wired: strict validators, the rules, listeners, the feed, retention, subscriptions, the host's transaction and their lifecycle.
+import type { FastifyBaseLogger } from 'fastify'
+import { withValueLimits } from '../custom-fields/value-check.js'
+import { customFieldRules, type CustomFieldRules } from '../custom-fields/values.js'
+import type { CustomFieldSchemas } from '../custom-fields/types.js'
+import { codes } from '../errors.js'
+import { isEventId, type EventPage, type OrderEvent } from '../feed/events.js'
+import { feedNeverHeldBack, watchFeedStall, type FeedHealth } from '../feed/feed-stall.js'
+import { freezer, type Freezer } from './freeze.js'
+import { turnsByKey } from '../in-turn.js'
+import { createListeners, type OrderListeners } from '../feed/listeners.js'
+import { createRetention } from '../feed/retention.js'
+import { orderRules, type OrderCallOptions, type OrderRules } from './rules.js'
+import { page, subscription } from '../limits.js'
+import type {
+  CreateOrderInput, DeadLettersQuery, ListEventsQuery, ListOrdersQuery, Order, OrderPage, OrderSchemas, RedeliverQuery, UpdateOrderStatusInput
+} from '../http/schemas.js'
+import { checkScope } from './scope.js'
+import { hasCapability, storageMethods, type JoinedStorage, type OrderStorage } from '../storage/order-storage.js'
+import { unavailableOnFailure } from '../storage/unavailable.js'
+import { createSubscriptions, type DeadLetterPage, type OrderEventHandler, type SubscribeOptions, type Subscriptions, type SubscriptionStatus } from '../subscriptions/subscriptions.js'
+import { assertValid, createAjv, type Validate } from '../http/validation.js'
+import type { Telemetry } from '../telemetry/telemetry.js'
+import type { CompiledWorkflow } from './workflow.js'
+
+/** A client inside a transaction the host opened: a `pg` client from `pool.connect()`, a `pg.Client`, a PGlite transaction. */
+export interface TransactionClient {
+  query: (text: string, params: unknown[]) => Promise<{ rows: unknown[] }>
+}
+
+/** The order module without HTTP, decorated as `app.orders`: the routes' validation, scope, rules and errors. */
+export interface OrderService {
+  /** Creates an order; with an `idempotencyKey`, a retry with the same input returns the first order. */
+  create: (input: CreateOrderInput, options?: OrderCallOptions) => Promise<Order>
+  list: (query?: ListOrdersQuery, options?: OrderCallOptions) => Promise<OrderPage>
+  updateStatus: (input: UpdateOrderStatusInput, options?: OrderCallOptions) => Promise<Order>
+  /**
+   * The same calls, run on `client` inside a transaction the host opened on it (a `pg` client from
+   * `pool.connect()`, or a PGlite transaction): the order, its event and the host's writes commit or
+   * roll back together. Listeners of these changes run once the plugin sees the transaction commit,
+   * never if it rolls back. ORDER_INVALID_OPTIONS where the storage cannot join a transaction.
+   */
+  withTransaction: (client: TransactionClient) => Pick<OrderService, 'create' | 'list' | 'updateStatus'>
+  on: <E extends keyof OrderListeners>(event: E, listener: OrderListeners[E]) => OrderService
+  /** A page of the durable event feed, in feed order. */
+  listEvents: (query?: ListEventsQuery) => Promise<EventPage>
+  /** Delivers the feed to `handler`, at least once and in feed order, one instance at a time per name. */
+  subscribe: (name: string, handler: OrderEventHandler, options?: SubscribeOptions) => OrderService
+  /** The subscriptions of this instance and how they are doing. */
+  subscriptions: () => SubscriptionStatus[]
+  /**
+   * How long the event feed is held back by the oldest transaction still open (PostgreSQL), and that
+   * transaction's backend pid when the storage can tell; `{ heldBackSeconds: 0 }` while nothing holds it.
+   */
+  feedHealth: () => Promise<FeedHealth>
+  /** A page of the dead letters of subscription `name`, in feed order: events whose retry schedule ran out. */
+  deadLetters: (name: string, query?: DeadLettersQuery) => Promise<DeadLetterPage>
+  /** Puts dead letters of `name` (those of `eventIds`, or all) back to be delivered with a fresh schedule; how many it found. */
+  redeliver: (name: string, query?: RedeliverQuery) => Promise<{ count: number }>
+}
+
+export interface OrderServiceConfig {
+  storage: OrderStorage
+  workflow: CompiledWorkflow
+  schemas: OrderSchemas
+  maxPageSize: number
+  idempotencyTtl: number
+  eventRetention: number
+  log: FastifyBaseLogger
+  customFields?: CustomFieldSchemas | undefined
+  /** Milliseconds a transaction may hold the feed back before a warning; 0: never. */
+  feedStallWarning: number
+  telemetry: Telemetry
+}
+
+/**
+ * The strict validator of each schema, compiled once and shared by the routes and app.orders. With
+ * custom fields, the bodies that carry them are checked first for values no storage could keep.
+ */
+function strictValidators (schemas: OrderSchemas, customFields: CustomFieldSchemas | undefined): (schema: object) => Validate {
+  const ajv = createAjv()
+  const validators = new Map<object, Validate>()
+  const limited = new Set<object>(customFields === undefined ? [] : [schemas.CreateOrderBody, schemas.UpdateOrderStatusBody])
+  return schema => {
+    let validate = validators.get(schema)
+    if (validate === undefined) {
+      validate = ajv.compile(schema)
+      validators.set(schema, validate = limited.has(schema) ? withValueLimits(validate) : validate)
+    }
+    return validate
+  }
+}
+
+type OrderCalls = Pick<OrderService, 'create' | 'list' | 'updateStatus'>
+
+/**
+ * Calls made at once on one host transaction's client run one after the other, in the order made, and
+ * none sees another's half done.
+ */
+const inTurn = turnsByKey()
+
+/** The calls over `rules`, checking input like the routes do, copying what is stored and freezing what is handed out. */
+/** What the calls over the rules need: validators, custom-field rules, the freezer and the telemetry. */
+interface CallsConfig {
+  validatorOf: (schema: object) => Validate
+  schemas: OrderSchemas
+  fields: CustomFieldRules
+  freeze: Freezer
+  telemetry: Telemetry
+}
+
+/**
+ * The calls over `rules`, checking input like the routes do, copying what is stored and freezing what
+ * is handed out; each a span of its own, validation included.
+ */
+function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, telemetry }: CallsConfig): OrderCalls {
+  const validateCreate = validatorOf(schemas.CreateOrderBody)
+  const validateList = validatorOf(schemas.ListOrdersBody)
+  const validateUpdate = validatorOf(schemas.UpdateOrderStatusBody)
+  return {
+    create: (input, options) => telemetry.span('order.create', async span => {
+      assertValid<CreateOrderInput>(validateCreate, input)
+      // A copy, so the stored order shares nothing the caller may change or see frozen later.
+      // Spread defines own properties, so a "__proto__" metadata key stays data.
+      const own = fields.own({ ...input, items: input.items.map(item => ({ ...item })), metadata: { ...input.metadata } })
+      const scope = checkScope(options?.scope, 'the scope option of app.orders.create')
+      const { order } = await rules.create(own, { scope, idempotencyKey: options?.idempotencyKey })
+      span.setOrderId(order.id)
+      return freeze.order(order)
+    }),
+    list: (query = {}, options) => telemetry.span('order.list', async () => {
+      assertValid<ListOrdersQuery>(validateList, query)
+      const result = await rules.list(query, { scope: checkScope(options?.scope, 'the scope option of app.orders.list') })
+      result.items.forEach(freeze.order)
+      return result
+    }),
+    updateStatus: (input, options) => telemetry.span('order.update_status', async span => {
+      assertValid<UpdateOrderStatusInput>(validateUpdate, input)
+      span.setOrderId(input.id)
+      const scope = checkScope(options?.scope, 'the scope option of app.orders.updateStatus')
+      return freeze.order(await rules.updateStatus(fields.own({ ...input }), { scope }))
+    })
+  }
+}
+
+/**
+ * What follows a change made in the host's transaction waits for its commit, and does not run if it
+ * rolls back; closing stops the wait (without waiting for a look under way, which on PGlite waits for
+ * that transaction to end).
+ */
+function afterCommit (joined: JoinedStorage, event: OrderEvent, stored: (event: OrderEvent) => Promise<void>, closing: AbortSignal, log: FastifyBaseLogger): void {
+  joined.settled(event.id, closing).then(async committed => {
+    if (committed && !closing.aborted) await stored(event)
+  }, err => {
+    if (!closing.aborted) log.error({ err }, 'fastify-order: could not learn whether a transaction committed; its listeners did not run')
+  })
+}
+
+/** app.orders.listEvents over `storage`'s feed: validated like every call, never a silent skip. */
+function listEventsOf (storage: OrderStorage, validate: Validate, freeze: Freezer): OrderService['listEvents'] {
+  const feed = hasCapability(storage, 'feed') ? unavailableOnFailure(storage, ['listEvents']) : undefined
+  return async (query = {}) => {
+    assertValid<ListEventsQuery>(validate, query)
+    if (feed === undefined) throw new codes.ORDER_INVALID_OPTIONS(`app.orders.listEvents needs a storage with the event feed; this storage has no ${storageMethods.feed[0]} method`)
+    const { after, limit = page.defaultEvents } = query
+    if (after !== undefined && !isEventId(after)) throw new codes.ORDER_EVENT_NOT_FOUND(after)
+    const items = await feed.listEvents({ after, limit })
+    if (items === undefined) throw new codes.ORDER_EVENT_NOT_FOUND(after)
+    return { items: items.map(freeze.event) }
+  }
+}
+
+/** Why a call about subscriptions cannot be made on this storage. */
+function noSubscriptions (call: string): Error {
+  return new codes.ORDER_INVALID_SUBSCRIPTION(`${call}: subscriptions need a storage with them; this storage has no ${storageMethods.subscriptions[0]} method`)
+}
+
+/** app.orders.deadLetters and redeliver over the subscriptions: validated like every call. */
+function deadLetterCallsOf (subscriptions: Subscriptions | undefined, validatorOf: (schema: object) => Validate, schemas: OrderSchemas): Pick<OrderService, 'deadLetters' | 'redeliver'> {
+  const validateDeadLetters = validatorOf(schemas.DeadLettersQuery)
+  const validateRedeliver = validatorOf(schemas.RedeliverQuery)
+  return {
+    async deadLetters (name, query = {}) {
+      assertValid<DeadLettersQuery>(validateDeadLetters, query)
+      if (subscriptions === undefined) throw noSubscriptions('deadLetters')
+      const { after, limit = subscription.defaultDeadLetters } = query
+      if (after !== undefined && !isEventId(after)) throw new codes.ORDER_EVENT_NOT_FOUND(after)
+      return subscriptions.deadLetters(name, { after, limit })
+    },
+    async redeliver (name, query = {}) {
+      assertValid<RedeliverQuery>(validateRedeliver, query)
+      if (subscriptions === undefined) throw noSubscriptions('redeliver')
+      // An id that is no event id names no dead letter.
+      return subscriptions.redeliver(name, query.eventIds?.filter(isEventId))
+    }
+  }
+}
+
+/**
+ * Builds app.orders and what the routes share with it: the rules (the only place with business
+ * rules, so the two never disagree) and the strict validator of each schema, compiled once.
+ */
+export function createOrderService (config: OrderServiceConfig) {
+  const { storage, workflow, schemas, maxPageSize, idempotencyTtl, eventRetention, log, telemetry } = config
+
+  const validatorOf = strictValidators(schemas, config.customFields)
+
+  const fields = customFieldRules(config.customFields, validatorOf)
+  const freeze = freezer(fields)
+  const listeners = createListeners(log)
+  const retention = createRetention({ storage, eventRetention, log })
+  const subscriptions = hasCapability(storage, 'subscriptions')
+    ? createSubscriptions({ storage, log, readonly: freeze.event, eventRetention, telemetry })
+    : undefined
+  // Each subscription's lag, from the instance holding its lease: the others do not read it.
+  telemetry.observeLag(() => (subscriptions?.subscriptions() ?? []).filter(({ active }) => active).map(({ name, lag }) => ({ subscription: name, events: lag.events })))
+
+  // How long the feed is held back: the storage says, where it can be (PostgreSQL); never otherwise.
+  const feedHealth = storage.feedHealth === undefined
+    ? feedNeverHeldBack
+    : unavailableOnFailure(storage as Required<Pick<OrderStorage, 'feedHealth'>>, ['feedHealth']).feedHealth
+  const stallWatch = watchFeedStall({ read: feedHealth, feedStallWarning: config.feedStallWarning, log })
+  telemetry.observeHeldBack(async () => (await feedHealth()).heldBackSeconds)
+  const listEvents = listEventsOf(storage, validatorOf(schemas.ListEventsQuery), freeze)
+
+  /** What follows a stored (and committed) change: the feed's upkeep, the counters, then the listeners. */
+  async function stored (event: OrderEvent): Promise<void> {
+    retention.written()
+    subscriptions?.wake()
+    if (event.type === 'created') {
+      telemetry.created()
+      if (listeners.has('created')) await listeners.emit('created', freeze.order(event.order))
+    } else {
+      telemetry.statusChanged(event.from, event.order.status)
+      if (listeners.has('statusChanged')) {
+        await listeners.emit('statusChanged', Object.freeze({ order: freeze.order(event.order), from: event.from, to: event.order.status }))
+      }
+    }
+  }
+
+  const rulesOf = (orders: Pick<OrderStorage, 'create' | 'get' | 'list' | 'replace'>, changed: (event: OrderEvent) => Promise<void> | void) =>
+    orderRules({ storage: unavailableOnFailure(orders, ['create', 'get', 'list', 'replace']), workflow, fields, maxPageSize, idempotencyTtl, changed })
+
+  // Outside a transaction the change is committed: the listeners run before the caller gets the order.
+  const rules = rulesOf(storage, stored)
+
+  const closing = new AbortController()
+
+  const calls = (rules: OrderRules) => callsOf(rules, { validatorOf, schemas, fields, freeze, telemetry })
+
+  const orders: OrderService = {
+    ...calls(rules),
+    withTransaction (client) {
+      if (!hasCapability(storage, 'transactions')) {
+        throw new codes.ORDER_INVALID_OPTIONS('app.orders.withTransaction needs a storage that can join the host\'s transaction: postgresStorage can, memoryStorage cannot; with this storage, call app.orders.create, list and updateStatus directly')
+      }
+      const joined = storage.joinTransaction(client)
+      const { create, list, updateStatus } = calls(rulesOf(joined, event => { afterCommit(joined, event, stored, closing.signal, log) }))
+      return {
+        create: (input, options) => inTurn(client, () => create(input, options)),
+        list: (query, options) => inTurn(client, () => list(query, options)),
+        updateStatus: (input, options) => inTurn(client, () => updateStatus(input, options))
+      }
+    },
+    on (event, listener) {
+      listeners.on(event, listener)
+      return orders
+    },
+    listEvents,
+    subscribe (name, handler, options) {
+      if (subscriptions === undefined) throw noSubscriptions('subscribe')
+      subscriptions.subscribe(name, handler, options)
+      return orders
+    },
+    subscriptions: () => subscriptions?.subscriptions() ?? [],
+    feedHealth,
+    ...deadLetterCallsOf(subscriptions, validatorOf, schemas)
+  }
+
+  return {
+    orders,
+    rules,
+    validatorOf,
+    /** Starts the subscriptions and the watch of the feed: the app is ready. */
+    start () {
+      subscriptions?.start()
+      stallWatch.start()
+    },
+    /** Stops the subscriptions after their handlers in flight, and waits for a purge under way. */
+    async close () {
+      closing.abort()
+      telemetry.close()
+      await stallWatch.close()
+      await subscriptions?.close()
+      await retention.close()
+    }
+  }
+}

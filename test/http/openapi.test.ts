@@ -1,0 +1,134 @@
+// OpenAPI: with @fastify/swagger registered first, the three operations are documented in full.
+import Fastify from 'fastify'
+import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger'
+import t, { type Test } from 'tap'
+import orderPlugin, { type OrderPluginOptions } from '../../lib/index.js'
+import { buildServer } from '../../examples/server.js'
+import { Gift, Shipping } from '../custom-field-schemas.js'
+import { exampleMemoryStorage } from '../helper.js'
+
+interface Operation {
+  operationId: string
+  summary: string
+  description: string
+  tags: string[]
+  parameters?: Array<{ in: string, name: string }>
+  requestBody: { content: { 'application/json': { schema: { properties: Record<string, unknown> } } } }
+  responses: Record<string, { description: string, content: { 'application/json': { schema: Record<string, unknown> } } }>
+}
+
+interface Document {
+  paths: Record<string, { post: Operation }>
+  components: { schemas: Record<string, { title?: string, properties: Record<string, unknown> }> }
+}
+
+async function openapiOf (t: Test, refResolver?: FastifyDynamicSwaggerOptions['refResolver']): Promise<Document> {
+  const app = await appOf(t, { prefix: '/api' }, refResolver)
+  return app.swagger() as unknown as Document
+}
+
+async function appOf (t: Test, options: OrderPluginOptions, refResolver?: FastifyDynamicSwaggerOptions['refResolver']) {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(swagger, { openapi: { info: { title: 'orders', version: '1.0.0' } }, ...(refResolver && { refResolver }) })
+  await app.register(orderPlugin, options)
+  await app.ready()
+  return app
+}
+
+type Send = (operation: string, payload: unknown) => PromiseLike<{ statusCode: number, json: () => { id: string } }>
+
+/**
+ * Swagger UI's "Try it out" body of each route: the example @fastify/swagger put on the request's
+ * media type, sent in order (the move's example names the order the create example just made).
+ */
+async function tryItOut (t: Test, document: Document, send: Send, expected: Record<string, number> = { createOrder: 201, getOrderList: 200, updateOrderStatus: 200 }) {
+  const example = (operation: string) => (document.paths[`/order/${operation}`]!.post.requestBody.content['application/json'] as { example?: Record<string, unknown> }).example
+  let created: string | undefined
+  for (const [operation, status] of Object.entries(expected)) {
+    const body = example(operation)
+    if (!t.ok(body, `${operation} has an example body`)) continue
+    const response = await send(operation, operation === 'updateOrderStatus' && created !== undefined ? { ...body, id: created } : body)
+    t.equal(response.statusCode, status, `${operation}: ${JSON.stringify(response.json())}`)
+    if (operation === 'createOrder') created = response.json().id
+  }
+}
+
+// Names components after the schemas' $id, as the README recommends.
+const byId: FastifyDynamicSwaggerOptions['refResolver'] = {
+  buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`)
+}
+
+const documented = {
+  getOrderList: { success: '200', errors: ['400', '403', '413', '415', '503'] },
+  createOrder: { success: '201', errors: ['400', '403', '409', '413', '415', '422', '503'] },
+  updateOrderStatus: { success: '200', errors: ['400', '403', '404', '409', '413', '415', '503'] }
+}
+
+t.test('the three operations appear with summary, description, tags, request body and every response', async t => {
+  const spec = await openapiOf(t, byId)
+  t.same(Object.keys(spec.paths).sort(), ['/api/order/createOrder', '/api/order/getOrderList', '/api/order/updateOrderStatus'])
+  for (const [operationId, { success, errors }] of Object.entries(documented)) {
+    const operation = spec.paths[`/api/order/${operationId}`]!.post
+    t.equal(operation.operationId, operationId)
+    t.ok(operation.summary, `${operationId} has a summary`)
+    t.ok(operation.description, `${operationId} has a description`)
+    t.same(operation.tags, ['orders'])
+    t.ok(operation.requestBody.content['application/json'].schema.properties, `${operationId} documents its body`)
+    t.same(Object.keys(operation.responses).sort(), [success, ...errors].sort())
+    for (const status of errors) {
+      const response = operation.responses[status]!
+      t.same(response.content['application/json'].schema, { $ref: '#/components/schemas/OrderError' }, `${operationId} ${status} is an OrderError`)
+      t.match(response.description, /^[A-Z_]+: /, `${operationId} ${status} names its error codes`)
+    }
+    t.not(operation.responses[success]!.description, 'Default Response', `${operationId} ${success} is described`)
+  }
+})
+
+t.test('Order and OrderError are shared components, referenced rather than copied', async t => {
+  const spec = await openapiOf(t, byId)
+  t.same(Object.keys(spec.components.schemas).sort(), ['Order', 'OrderError'])
+  t.ok(spec.components.schemas.Order!.properties.statusHistory)
+  const paths = spec.paths
+  t.same(paths['/api/order/createOrder']!.post.responses['201']!.content['application/json'].schema, { $ref: '#/components/schemas/Order' })
+  t.same(paths['/api/order/updateOrderStatus']!.post.responses['200']!.content['application/json'].schema, { $ref: '#/components/schemas/Order' })
+  t.match(paths['/api/order/getOrderList']!.post.responses['200']!.content['application/json'].schema, {
+    properties: { items: { items: { $ref: '#/components/schemas/Order' } } }
+  })
+  t.notMatch(JSON.stringify(paths), /"statusHistory"/, 'no route carries a copy of the Order schema')
+})
+
+t.test('with the default ref resolver the shared schemas still appear exactly once', async t => {
+  const spec = await openapiOf(t)
+  const titles = Object.values(spec.components.schemas).map(schema => schema.title).sort()
+  t.same(titles, ['Order', 'OrderError'])
+})
+
+t.test('createOrder documents the Idempotency-Key header', async t => {
+  const spec = await openapiOf(t, byId)
+  t.match(spec.paths['/api/order/createOrder']!.post.parameters, [{ in: 'header', name: 'idempotency-key' }])
+})
+
+t.test('Swagger UI\'s "Try it out" succeeds on every route of the example server: each body\'s example is valid', async t => {
+  const app = await buildServer({ logger: false }, exampleMemoryStorage())
+  t.teardown(() => app.close())
+  const document = (await app.inject('/docs/json')).json() as Document
+  await tryItOut(t, document, (operation, payload) => app.inject({ method: 'POST', url: `/order/${operation}`, payload: payload as object }))
+  t.same((await app.orders.list()).items.map(order => [order.status, order.version]), [['paid', 2]], 'the example order was made, then moved')
+})
+
+t.test('the examples keep within the options: a custom workflow, a small page, custom fields', async t => {
+  const workflow = { initial: 'new', transitions: { new: ['done'], done: [] } }
+  for (const [name, options, expected] of [
+    ['a custom workflow and maxPageSize', { workflow, maxPageSize: 5 }, undefined],
+    ['optional custom fields', { customFields: { item: Gift } }, undefined],
+    // Values only the host knows: no create example (Swagger UI fills that body from the schema); the
+    // move's example is valid, its order unknown.
+    ['required custom fields', { customFields: { order: Shipping } }, { getOrderList: 200, updateOrderStatus: 404 }]
+  ] as const) {
+    const app = await appOf(t, options)
+    const document = app.swagger() as unknown as Document
+    await t.test(name, async t => tryItOut(t, document, (operation, payload) => app.inject({ method: 'POST', url: `/order/${operation}`, payload: payload as object }), expected))
+    if (expected !== undefined) t.notOk('example' in document.paths['/order/createOrder']!.post.requestBody.content['application/json'], `${name}: createOrder has no example`)
+  }
+})
