@@ -80,41 +80,51 @@ function align (shown: unknown, real: unknown, seen: Map<string, string>): unkno
 
 /**
  * Runs the shell blocks of one document that call curl, as written, in order and in one shell (so a
- * variable one sets, another reads), against a fresh example server; each block must print the answer
- * shown after it. Only the address changes, to the server's. Returns how many blocks ran.
+ * variable one sets, another reads), against a fresh example server, `times` times over in that shell;
+ * each block of the first run must print the answer shown after it. Only the address changes, to the
+ * server's. Returns the outputs of each run, one per block.
  */
-async function replayCurls (t: Test, blocks: Array<{ lang: string, code: string }>): Promise<number> {
+async function replayCurls (t: Test, blocks: Array<{ lang: string, code: string }>, times = 1): Promise<unknown[][]> {
   const app = await buildServer({ logger: false }, exampleMemoryStorage())
   t.teardown(() => app.close())
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
 
   const calls = blocks.flatMap((block, index) => block.lang === 'sh' && /\bcurl /.test(block.code) ? [{ code: block.code, answer: blocks[index + 1]! }] : [])
   // A NUL after each block's output tells the outputs apart; -eu stops at the first failing command or unset variable.
-  const script = calls.map(({ code }) => `${code.replaceAll('http://127.0.0.1:3000', address)}\nprintf '\\0'\n`).join('')
+  const script = calls.map(({ code }) => `${code.replaceAll('http://127.0.0.1:3000', address)}\nprintf '\\0'\n`).join('').repeat(times)
   const ran = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script])
     .then(({ stdout }) => ({ code: 0, stdout, stderr: '' }), (error: { code: number, stdout: string, stderr: string }) => error)
   t.equal(ran.code, 0, `the calls run: ${ran.stderr}`)
 
-  const outputs = ran.stdout.split('\0')
+  const outputs = ran.stdout.split('\0').slice(0, calls.length * times).map(output => {
+    try {
+      return JSON.parse(output) as unknown
+    } catch {
+      return output
+    }
+  })
   const seen = new Map<string, string>()
   const replace = (text: string) => [...seen].reduce((result, [shown, real]) => result.replaceAll(shown, real), text)
   for (const [index, { code, answer }] of calls.entries()) {
     t.equal(answer.lang, 'json', 'each curl call is followed by its answer')
-    const output = outputs[index] ?? ''
-    let real: unknown
-    try {
-      real = JSON.parse(output)
-    } catch {
-      real = output
-    }
+    const real = outputs[index]
     t.same(real, align(JSON.parse(replace(answer.code)), real, seen), code)
   }
-  return calls.length
+  return Array.from({ length: times }, (_, run) => outputs.slice(run * calls.length, (run + 1) * calls.length))
 }
 
 t.test('every curl call of the README and the guides answers what they show', async t => {
-  t.equal(await replayCurls(t, blocksOf(readme)), 3, 'the README shows each route once')
-  t.ok(await replayCurls(t, blocksOf(documents.get('docs/http.md')!)) >= 8, 'the HTTP guide walks through every case')
+  t.ok((await replayCurls(t, blocksOf(documents.get('docs/http.md')!)))[0]!.length >= 8, 'the HTTP guide walks through every case')
+})
+
+t.test('the README\'s walk-through works as shown, and pasted a second time into the same shell it works again', async t => {
+  type Order = { id: string, status: string, version: number }
+  const runs = await replayCurls(t, blocksOf(readme), 2) as Array<[Order, Order, { items: Order[] }]>
+  t.equal(runs[0]!.length, 3, 'the README shows each route once')
+  const [[first], [created, paid, page]] = runs as [[Order], [Order, Order, { items: Order[] }]]
+  t.not(created.id, first.id, 'the second run makes an order of its own')
+  t.match(paid, { id: created.id, status: 'paid', version: 2 }, 'and moves it')
+  t.same(page.items.map(order => order.id), [created.id, first.id], 'the list shows both, newest first')
 })
 
 t.test('every link between the README and the guides leads to a file, and the README links every guide', async t => {
