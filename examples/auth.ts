@@ -7,7 +7,7 @@ import swaggerUi from '@fastify/swagger-ui'
 import closeWithGrace from 'close-with-grace'
 import { pathToFileURL } from 'node:url'
 import orderPlugin, { type Authorize } from '../lib/index.js'
-import { addressOf, logDocsAddress } from './server.js'
+import { addressOf, documentServers, exampleLogger, greet, version } from './server.js'
 import { createExampleStorage, type ExampleStorage } from './storage.js'
 
 // What our tokens carry: the customer in `sub` (or a `customerId` claim); for staff, their id in `sub`
@@ -37,7 +37,7 @@ async function authenticate (request: FastifyRequest) {
   await request.jwtVerify()
 }
 
-export async function buildServer (options: FastifyServerOptions = { logger: true }, secret = process.env.JWT_SECRET, exampleStorage?: ExampleStorage, env = process.env) {
+export async function buildServer (options: FastifyServerOptions = { logger: exampleLogger() }, secret = process.env.JWT_SECRET, exampleStorage?: ExampleStorage, env = process.env) {
   const app = Fastify(options)
   await app.register(jwt, { secret: secret ?? 'development secret: set JWT_SECRET' })
   // global: false adds no limit to other routes; app.rateLimit() makes the hook the order routes use.
@@ -47,8 +47,8 @@ export async function buildServer (options: FastifyServerOptions = { logger: tru
   // requires it, so generated clients know where to send requests and how to authenticate.
   await app.register(swagger, {
     openapi: {
-      info: { title: 'fastify-order example with JWT', version: '0.1.0' },
-      servers: [{ url: addressOf(env).url }],
+      info: { title: 'fastify-order example with JWT', version },
+      servers: documentServers,
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } }
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
@@ -58,7 +58,7 @@ export async function buildServer (options: FastifyServerOptions = { logger: tru
     })
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
-  logDocsAddress(app)
+  greet(app)
 
   const { storage, close } = exampleStorage ?? await createExampleStorage(env, app.log)
   app.addHook('onClose', close)

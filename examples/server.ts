@@ -1,11 +1,16 @@
-// Example server: the order routes with Swagger UI at /docs. Run it with `npm start`.
+// Example server: the order routes with Swagger UI at /docs (and at /, which leads there). Run it with `npm start`.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import closeWithGrace from 'close-with-grace'
+import { readFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
+import { PinoPretty } from 'pino-pretty'
 import orderPlugin from '../lib/index.js'
 import { createExampleStorage, type ExampleStorage } from './storage.js'
+
+/** The package's version, which the document of each example carries. */
+export const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 
 /** Where the example listens: HOST and PORT, else 127.0.0.1:3000. */
 export function addressOf (env: NodeJS.ProcessEnv = process.env) {
@@ -14,26 +19,39 @@ export function addressOf (env: NodeJS.ProcessEnv = process.env) {
   return { host, port, url: `http://${host.includes(':') ? `[${host}]` : host}:${port}` }
 }
 
-/** Once listening, logs where to look: the docs, as the server's root answers 404. */
-export function logDocsAddress (app: FastifyInstance): void {
+/** The logger of a run: lines a person reads when `output` is a terminal, JSON lines for machines otherwise. */
+export function exampleLogger (output: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout): FastifyServerOptions['logger'] {
+  if (output.isTTY !== true) return { stream: output }
+  return { stream: PinoPretty({ destination: output, colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' }) }
+}
+
+/**
+ * The OpenAPI document's server: relative, so Swagger UI's "Try it out" and generated clients send their
+ * requests to wherever the document was read (127.0.0.1, localhost, a LAN address, a proxy), never
+ * across origins to an address built from HOST.
+ */
+export const documentServers = [{ url: '/', description: 'where this document is served' }]
+
+/** `/` leads to Swagger UI, and once listening the log says where it is. */
+export function greet (app: FastifyInstance): void {
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs'))
   app.addHook('onListen', async () => {
     app.log.info(`Swagger UI at ${app.listeningOrigin}/docs, the OpenAPI document at ${app.listeningOrigin}/docs/json`)
   })
 }
 
 /** `storage` defaults to the example's database (DATABASE_URL, or PGlite in ./data); tests pass their own. */
-export async function buildServer (options: FastifyServerOptions = { logger: true }, exampleStorage?: ExampleStorage, env = process.env) {
+export async function buildServer (options: FastifyServerOptions = { logger: exampleLogger() }, exampleStorage?: ExampleStorage, env = process.env) {
   const app = Fastify(options)
 
   // @fastify/swagger must see the routes, so it is registered before the plugin. Naming components
   // after their $id shows the shared schemas as "Order" and "OrderError" rather than "def-0".
-  // The server's URL tells generated clients where to send their requests.
   await app.register(swagger, {
-    openapi: { info: { title: 'fastify-order example', version: '0.1.0' }, servers: [{ url: addressOf(env).url }] },
+    openapi: { info: { title: 'fastify-order example', version }, servers: documentServers },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) }
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
-  logDocsAddress(app)
+  greet(app)
 
   const { storage, close } = exampleStorage ?? await createExampleStorage(env, app.log)
   app.addHook('onClose', close)
@@ -43,7 +61,7 @@ export async function buildServer (options: FastifyServerOptions = { logger: tru
 
 // Listen only when run as a program, so tests can build the server and inject requests.
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const app = await buildServer()
+  const app = await buildServer({ logger: exampleLogger() })
   closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
     if (err !== undefined) app.log.error({ err }, 'closing after an error')
     else app.log.info({ signal }, 'closing')

@@ -8,7 +8,7 @@ import closeWithGrace from 'close-with-grace'
 import { Webhook } from 'standardwebhooks'
 import type { RetryPolicy } from '../lib/index.js'
 import { webhook, webhookRetrySchedule } from '../lib/subscriptions/webhooks.js'
-import { addressOf, buildServer } from './server.js'
+import { addressOf, buildServer, exampleLogger } from './server.js'
 import type { ExampleStorage } from './storage.js'
 
 /** The subscription that delivers the webhooks. */
@@ -21,7 +21,7 @@ const SUBSCRIPTION = 'webhook'
  * for the next page), `POST /webhook-dead-letters/redeliver` sends them all again. Put those two behind
  * your own admin authentication.
  */
-export async function buildWebhookServer (secret: string, options: FastifyServerOptions = { logger: true }, exampleStorage?: ExampleStorage) {
+export async function buildWebhookServer (secret: string, options: FastifyServerOptions = { logger: exampleLogger() }, exampleStorage?: ExampleStorage) {
   const app = await buildServer(options, exampleStorage)
   const received: string[] = []
   await app.register(async receiver => {

@@ -4,8 +4,10 @@ import { once } from 'node:events'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { stripVTControlCharacters } from 'node:util'
 import t from 'tap'
-import { buildServer } from '../examples/server.js'
+import { buildServer, documentServers, exampleLogger, version } from '../examples/server.js'
 import { buildServer as buildAuthServer } from '../examples/auth.js'
 import { createExampleStorage, LOCK_FILE, lockDataDirectory } from '../examples/storage.js'
 import { buildWebhookServer, startWebhook } from '../examples/webhooks.js'
@@ -61,15 +63,36 @@ t.test('one process at a time opens a data directory: a second is refused with w
   t.notOk(lockDataDirectory(directory).created, 'a directory holding a database is opened, not created')
 })
 
-t.test('the example\'s document names its server after HOST and PORT, so generated clients know where to send requests', async t => {
-  for (const [env, url] of [
-    [{}, 'http://127.0.0.1:3000'],
-    [{ HOST: 'orders.internal', PORT: '8080' }, 'http://orders.internal:8080'],
-    [{ HOST: '::1' }, 'http://[::1]:3000']
-  ] as const) {
-    const app = await buildServer({ logger: false }, exampleMemoryStorage(), env)
+t.test('the examples\' documents name their server relatively, so "Try it out" calls wherever the docs were opened, and / leads to them', async t => {
+  const env = { HOST: '0.0.0.0', PORT: '8080' }
+  for (const app of [await buildServer({ logger: false }, exampleMemoryStorage(), env), await buildAuthServer({ logger: false }, 'test secret', exampleMemoryStorage(), env)]) {
     t.teardown(() => app.close())
-    t.same((await app.inject('/docs/json')).json().servers, [{ url }])
+    const spec = (await app.inject('/docs/json')).json()
+    t.same(spec.servers, documentServers)
+    t.equal(spec.info.version, version, 'the document carries the package\'s version')
+    const root = await app.inject('/')
+    t.equal(root.statusCode, 302)
+    t.equal(root.headers.location, '/docs')
+    t.notOk(spec.paths['/'], 'the redirect is no part of the API')
+  }
+})
+
+t.test('the example logs lines a person reads in a terminal, and JSON lines otherwise', async t => {
+  for (const isTTY of [true, false]) {
+    const written: string[] = []
+    const output = Object.assign(new Writable({ write (chunk, _encoding, done) { written.push(String(chunk)); done() } }), { isTTY })
+    const app = await buildServer({ logger: exampleLogger(output) }, exampleMemoryStorage())
+    t.teardown(() => app.close())
+    const address = await app.listen({ host: '127.0.0.1', port: 0 })
+    const message = `Swagger UI at ${address}/docs, the OpenAPI document at ${address}/docs/json`
+    await eventually('the address is logged', () => written.join('').includes(message))
+    const lines = stripVTControlCharacters(written.join('')).split('\n').filter(line => line !== '')
+    if (isTTY) {
+      t.ok(lines.some(line => /^\[\d\d:\d\d:\d\d\] INFO: /.test(line) && line.endsWith(`INFO: ${message}`)), 'a time, a level and the message')
+      t.notOk(lines.some(line => line.startsWith('{')), 'no JSON')
+    } else {
+      t.ok(lines.map(line => JSON.parse(line)).some(line => line.msg === message), 'one JSON object a line')
+    }
   }
 })
 
@@ -103,7 +126,6 @@ t.test('the auth example documents its bearer scheme and requires it on every or
   const app = await buildAuthServer({ logger: false }, 'test secret', exampleMemoryStorage(), { PORT: '8080' })
   t.teardown(() => app.close())
   const spec = (await app.inject('/docs/json')).json()
-  t.same(spec.servers, [{ url: 'http://127.0.0.1:8080' }])
   t.same(spec.components.securitySchemes, { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } })
   for (const operation of ['getOrderList', 'createOrder', 'updateOrderStatus']) {
     t.same(spec.paths[`/order/${operation}`].post.security, [{ bearerAuth: [] }], operation)

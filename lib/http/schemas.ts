@@ -50,7 +50,7 @@ export const IdempotencyKeySchema = Type.String({
 
 /**
  * A valid request of each route, documented as its body's example: Swagger UI sends it from "Try it
- * out". The move's id is an order the create made (the README's); a real one goes in its place.
+ * out". The move's id is an order the create made (the README's); its body's description says to put a real one in its place.
  */
 const requestExamples = {
   createOrder: { customerId: 'cus_42', currency: 'EUR', items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }], metadata: { channel: 'web' } },
@@ -190,7 +190,12 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
     expectedVersion: Type.Optional(Type.Integer({ minimum: 1, maximum: limits.maxVersion })),
     reason: Type.Optional(Reason),
     ...patchCustomFields(order)
-  }, { ...strict, examples: [{ ...updateOrderStatus, status: statuses.includes('paid') ? 'paid' : statuses[0] }] })
+  }, {
+    ...strict,
+    // Shown above the body in Swagger UI's "Try it out", where the example's id would answer 404 as it stands.
+    description: 'The example\'s `id` is made up: put the `id` createOrder answered (or one getOrderList lists) in its place.',
+    examples: [{ ...updateOrderStatus, status: statuses.includes('paid') ? 'paid' : statuses[0] }]
+  })
 
   const IdempotencyHeaders = Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeySchema) })
 
