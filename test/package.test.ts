@@ -26,8 +26,8 @@ t.test('the tarball holds the compiled library, its declarations and maps, the s
   const [pack] = JSON.parse(stdout) as Array<{ files: Array<{ path: string }> }>
   const files = pack!.files.map(file => file.path).sort()
 
-  // The guides the README links, so its links work in the installed package too.
-  const expected = ['LICENSE', 'README.md', 'package.json', ...readdirSync('docs').map(name => `docs/${name}`)]
+  // The guides and the changelog the README links, so its links work in the installed package too.
+  const expected = ['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json', ...readdirSync('docs').map(name => `docs/${name}`)]
   for (const source of sourcesIn('lib')) {
     const compiled = `dist/${relative('lib', source).replaceAll('\\', '/').replace(/\.ts$/, '')}`
     // Declaration maps and source maps point at lib/, so "go to definition" lands in the TypeScript source.

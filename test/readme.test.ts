@@ -8,7 +8,7 @@ import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
 import { exampleMemoryStorage } from './helper.js'
 import { buildServer } from '../examples/server.js'
-import { codes, defaultWorkflow } from '../lib/index.js'
+import { codes, CreateOrderBodySchema, defaultWorkflow, ListOrdersBodySchema, UpdateOrderStatusBodySchema } from '../lib/index.js'
 
 // Type-checking the snippets runs the compiler twice, which takes a while on a busy machine.
 t.setTimeout(120_000)
@@ -166,4 +166,28 @@ t.test('the error table of the README lists every code the plugin sends', async 
     const ErrorCode = (codes as Record<string, new (...args: string[]) => { statusCode?: number }>)[code]
     if (ErrorCode !== undefined) t.equal(new ErrorCode('x', 'y').statusCode, status, `${code} is a ${status}`)
   }
+})
+
+/** The `status code` of each row of the first table after `heading` in `text`. */
+function errorRows (text: string, heading: string): string[] {
+  const section = text.slice(text.indexOf(heading))
+  const table = section.slice(section.indexOf('\n|')).split(/\n(?!\|)/)[0]!
+  return [...table.matchAll(/^\| (\d{3}) \| `(\w+)` \|/gm)].map(([, status, code]) => `${status} ${code}`)
+}
+
+t.test('the HTTP guide agrees with the README: every body field and filter of each route, and the same error table', async t => {
+  const bodies = { createOrder: CreateOrderBodySchema, updateOrderStatus: UpdateOrderStatusBodySchema, getOrderList: ListOrdersBodySchema }
+  for (const [route, schema] of Object.entries(bodies)) {
+    const properties = schema.properties as Record<string, { properties?: object }>
+    const fields = [...Object.keys(properties), ...Object.keys(properties.filter?.properties ?? {})]
+    for (const document of ['README.md', 'docs/http.md']) {
+      const text = documents.get(document)!
+      // What the route's section says before its first call.
+      const heading = new RegExp(`^#{2,3} ${route}$`, 'm').exec(text)!
+      const words = text.slice(heading.index, text.indexOf('```', heading.index))
+      for (const field of fields) t.match(words, new RegExp(`\\b${field}\\b`), `${document}, ${route}: ${field}`)
+    }
+  }
+  t.same(errorRows(documents.get('docs/http.md')!, '## Errors'), errorRows(readme, '## Errors'))
+  t.ok(errorRows(readme, '## Errors').length >= 15, 'the tables are read')
 })
