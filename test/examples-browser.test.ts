@@ -21,9 +21,12 @@ async function tryItOut (page: Page, operationId: string, body?: object): Promis
   await operation.locator('.execute').click()
   const answer = operation.locator('.live-responses-table .response')
   await answer.waitFor()
+  // A request that never reached the server shows "Failed to fetch" (CORS, a wrong address) instead of a body.
+  const shown = (await answer.locator('.response-col_description').innerText()).trim()
+  const json = answer.locator('.response-col_description pre.microlight')
   return {
-    status: (await answer.locator('.response-col_status').innerText()).trim(),
-    json: JSON.parse(await answer.locator('.response-col_description pre.microlight').first().innerText())
+    status: `${(await answer.locator('.response-col_status').innerText()).trim()} ${await json.count() === 0 ? shown : ''}`.trim(),
+    json: await json.count() === 0 ? undefined : JSON.parse(await json.first().innerText())
   }
 }
 
