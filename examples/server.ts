@@ -22,7 +22,16 @@ export function addressOf (env: NodeJS.ProcessEnv = process.env) {
 /** The logger of a run: lines a person reads when `output` is a terminal, JSON lines for machines otherwise. */
 export function exampleLogger (output: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout): FastifyServerOptions['logger'] {
   if (output.isTTY !== true) return { stream: output }
-  return { stream: PinoPretty({ destination: output, colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' }) }
+  // A request on one line each way: what was asked, and the status it got.
+  return {
+    stream: PinoPretty({
+      destination: output,
+      colorize: true,
+      translateTime: 'SYS:HH:MM:ss',
+      ignore: 'pid,hostname,reqId,req,res,responseTime',
+      messageFormat: '{msg}{if req.method}: {req.method} {req.url}{end}{if res.statusCode}: {res.statusCode}{end}'
+    })
+  }
 }
 
 /**
@@ -61,7 +70,7 @@ export async function buildServer (options: FastifyServerOptions = { logger: exa
 
 // Listen only when run as a program, so tests can build the server and inject requests.
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const app = await buildServer({ logger: exampleLogger() })
+  const app = await buildServer()
   closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
     if (err !== undefined) app.log.error({ err }, 'closing after an error')
     else app.log.info({ signal }, 'closing')
