@@ -1,6 +1,6 @@
 // Runs npm scripts at once, for npm test's steps that do not depend on each other: each one's output is
-// kept together and printed when it ends, with its time; `--live NAME` prints that one's output as it comes.
-// Fails when any of them fails.
+// kept together and printed when it ends, with its time; `--live NAME` prints that one's output as it comes,
+// and the others' once it has ended, so no line of one is cut by another's. Fails when any of them fails.
 import { spawn } from 'node:child_process'
 
 const args = process.argv.slice(2)
@@ -25,14 +25,18 @@ function run (step) {
   child.stderr?.on('data', chunk => output.push(chunk))
   return new Promise(resolve => {
     child.on('error', error => output.push(Buffer.from(`${error.message}\n`)))
-    child.on('close', code => {
-      process.stdout.write(Buffer.concat(output))
+    child.on('close', async code => {
       const seconds = Math.round((Date.now() - start) / 1000)
-      console.log(`# npm run ${step}: ${code === 0 ? 'passed' : 'FAILED'} in ${seconds} s`)
+      output.push(Buffer.from(`# npm run ${step}: ${code === 0 ? 'passed' : 'FAILED'} in ${seconds} s\n`))
+      if (!shown) await liveEnded
+      process.stdout.write(Buffer.concat(output))
       resolve(code === 0)
     })
   })
 }
 
-const passed = await Promise.all(steps.map(run))
+let liveEnded = Promise.resolve()
+const runs = steps.map(run)
+liveEnded = Promise.all(runs.filter((_, index) => live.has(steps[index])))
+const passed = await Promise.all(runs)
 process.exitCode = passed.every(Boolean) ? 0 : 1
