@@ -3,8 +3,11 @@ import { randomBytes } from 'node:crypto'
 import { PGlite, type Transaction } from '@electric-sql/pglite'
 import pg from 'pg'
 import type { Test } from 'tap'
+import { freshPGlite } from './pglite.js'
 import type { TransactionRunner } from '../lib/storage/conformance/run-conformance.js'
 import { postgresStorage, type PostgresClient, type PostgresStorageOptions } from '../lib/storage/postgres/postgres-storage.js'
+
+export { freshPGlite }
 
 export interface TestDatabase {
   /** True on a PostgreSQL server (DATABASE_URL), false on PGlite. */
@@ -44,7 +47,7 @@ export async function testDatabase (t: Test, url = process.env.DATABASE_URL): Pr
   let session: () => Promise<PostgresClient>
   if (url === undefined || url === '') {
     // Prepared transactions let one PGlite session leave a transaction running, as another client would.
-    const lite = await PGlite.create({ startParams: [...PGlite.defaultStartParams, '-c', 'max_prepared_transactions=4'] })
+    const lite = await freshPGlite({ startParams: [...PGlite.defaultStartParams, '-c', 'max_prepared_transactions=4'] })
     closers.push(() => lite.close())
     client = lite
     connect = () => lite

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { setImmediate as nextTick } from 'node:timers/promises'
 import fc from 'fast-check'
 import Fastify, { type FastifyInstance } from 'fastify'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import orderPlugin, {
   defaultWorkflow, memoryStorage, type CreateOrderInput, type ListOrdersFilter, type Order, type OrderStorage
 } from '../../lib/index.js'
@@ -262,21 +262,29 @@ const commandArbs = [
   ).map(([plan, order, limit]) => new ListPage(plan, order, limit))
 ]
 
-async function orderApp (storage: OrderStorage = memoryStorage()): Promise<FastifyInstance> {
+/**
+ * One app for every run of a property, on a storage that each run replaces with its own, empty one: a run
+ * starts from nothing stored, as on a new app, and what the app keeps between requests must not tell the
+ * runs apart either. Building an app (its validators, its routes) costs several times what a run does.
+ */
+async function orderApp (t: Test): Promise<{ app: FastifyInstance, use: (storage: OrderStorage) => void }> {
+  let current: OrderStorage = memoryStorage()
+  // Each method the plugin takes from it calls the current storage's, whenever it was taken.
+  const storage = Object.fromEntries(Object.keys(current).map(name => [name,
+    (...args: unknown[]) => (current as unknown as Record<string, (...args: unknown[]) => unknown>)[name]!(...args)
+  ])) as unknown as OrderStorage
   const app = Fastify()
+  t.teardown(() => app.close())
   await app.register(orderPlugin, { storage })
   await app.ready()
-  return app
+  return { app, use: next => { current = next } }
 }
 
-t.test('any sequence of creates, status updates and list walks agrees with the model', async () => {
+t.test('any sequence of creates, status updates and list walks agrees with the model', async t => {
+  const { app, use } = await orderApp(t)
   await fc.assert(fc.asyncProperty(fc.commands(commandArbs, { maxCommands: 25 }), async (commands) => {
-    const app = await orderApp()
-    try {
-      await fc.asyncModelRun(() => ({ model: { orders: [], keys: new Map() }, real: { app } }), commands)
-    } finally {
-      await app.close()
-    }
+    use(memoryStorage())
+    await fc.asyncModelRun(() => ({ model: { orders: [], keys: new Map() }, real: { app } }), commands)
   }), { seed: 20260101, numRuns: 80 })
 })
 
@@ -322,67 +330,64 @@ const requestArb: fc.Arbitrary<Request> = fc.oneof(
   fc.record({ kind: fc.constant('create' as const), key: fc.constantFrom('key-1', 'key-2'), body: fc.nat({ max: 1 }) })
 )
 
-t.test('concurrent updates and idempotent creates keep every order consistent', async () => {
+t.test('concurrent updates and idempotent creates keep every order consistent', async t => {
   const bodies = [
     { customerId: 'cus_1', currency: 'EUR', items: [{ sku: 'A-1', quantity: 1, unitPrice: 100 }] },
     { customerId: 'cus_2', currency: 'EUR', items: [{ sku: 'B-2', quantity: 2, unitPrice: 200 }] }
   ]
+  const { app, use } = await orderApp(t)
   await fc.assert(fc.asyncProperty(fc.scheduler(), fc.array(requestArb, { minLength: 2, maxLength: 10 }), async (s, requests) => {
     const { storage, stored, gate } = scheduledStorage(s)
-    const app = await orderApp(storage)
-    try {
-      const seeded = [await app.orders.create(bodies[0]!), await app.orders.create(bodies[1]!)]
-      gate()
-      const sent = Promise.all(requests.map(request => request.kind === 'update'
-        ? post(app, 'updateOrderStatus', {
-          id: seeded[request.pick]!.id,
-          status: request.status,
-          ...(request.expectedVersion === undefined ? {} : { expectedVersion: request.expectedVersion })
-        })
-        : post(app, 'createOrder', bodies[request.body], { 'idempotency-key': request.key })))
-      // Requests reach the storage on later ticks: hold every one at its first storage call, then interleave.
-      for (let ticks = 0; s.count() < requests.length; ticks++) {
-        assert.ok(ticks < 1000, 'every request reaches the storage')
-        await nextTick()
-      }
-      const responses = await s.waitFor(sent)
-
-      const orders = await stored.list({ order: 'asc', limit: 100 })
-      for (const order of orders) {
-        assert.equal(order.version, order.statusHistory.length, 'version === statusHistory.length')
-        assert.equal(order.statusHistory[0]!.status, defaultWorkflow.initial)
-        assert.equal(order.statusHistory.at(-1)!.status, order.status)
-        for (let i = 1; i < order.statusHistory.length; i++) {
-          const [from, to] = [order.statusHistory[i - 1]!, order.statusHistory[i]!]
-          assert.ok(allowed(from.status, to.status), `${from.status} -> ${to.status} is an allowed move`)
-          assert.ok(from.at <= to.at, 'history is in time order')
-        }
-      }
-      const byId = new Map(orders.map(order => [order.id, order]))
-      const madeByKey = new Map<string, Set<string>>()
-      requests.forEach((request, i) => {
-        const { status, body } = responses[i]!
-        const answer = status < 300 ? status : `${status} ${body.code}`
-        const allowedAnswers = request.kind === 'create'
-          ? [201, '409 ORDER_IDEMPOTENCY_IN_PROGRESS', '422 ORDER_IDEMPOTENCY_KEY_REUSED']
-          // Without expectedVersion a lost race is retried: only the workflow may refuse the move.
-          : request.expectedVersion === undefined
-            ? [200, '409 ORDER_INVALID_TRANSITION']
-            : [200, '409 ORDER_INVALID_TRANSITION', '409 ORDER_VERSION_CONFLICT']
-        assert.ok(allowedAnswers.includes(answer), `${request.kind} answered ${answer}: ${JSON.stringify(body)}`)
-        if (request.kind === 'create' && status === 201) {
-          madeByKey.set(request.key, (madeByKey.get(request.key) ?? new Set()).add(body.id))
-        }
-        if (request.kind === 'update' && status === 200) {
-          // An acknowledged move is never lost: it is in the history at the version it answered with.
-          assert.equal(byId.get(body.id)!.statusHistory[body.version - 1]!.status, body.status)
-        }
+    use(storage)
+    const seeded = [await app.orders.create(bodies[0]!), await app.orders.create(bodies[1]!)]
+    gate()
+    const sent = Promise.all(requests.map(request => request.kind === 'update'
+      ? post(app, 'updateOrderStatus', {
+        id: seeded[request.pick]!.id,
+        status: request.status,
+        ...(request.expectedVersion === undefined ? {} : { expectedVersion: request.expectedVersion })
       })
-      for (const ids of madeByKey.values()) assert.equal(ids.size, 1, 'each idempotency key made exactly one order')
-      const keysUsed = new Set(requests.flatMap(request => request.kind === 'create' ? [request.key] : []))
-      assert.equal(orders.length, seeded.length + keysUsed.size, 'no order beyond one per key')
-    } finally {
-      await app.close()
+      : post(app, 'createOrder', bodies[request.body], { 'idempotency-key': request.key })))
+    // Requests reach the storage on later ticks: hold every one at its first storage call, then interleave.
+    for (let ticks = 0; s.count() < requests.length; ticks++) {
+      assert.ok(ticks < 1000, 'every request reaches the storage')
+      await nextTick()
     }
+    const responses = await s.waitFor(sent)
+
+    const orders = await stored.list({ order: 'asc', limit: 100 })
+    for (const order of orders) {
+      assert.equal(order.version, order.statusHistory.length, 'version === statusHistory.length')
+      assert.equal(order.statusHistory[0]!.status, defaultWorkflow.initial)
+      assert.equal(order.statusHistory.at(-1)!.status, order.status)
+      for (let i = 1; i < order.statusHistory.length; i++) {
+        const [from, to] = [order.statusHistory[i - 1]!, order.statusHistory[i]!]
+        assert.ok(allowed(from.status, to.status), `${from.status} -> ${to.status} is an allowed move`)
+        assert.ok(from.at <= to.at, 'history is in time order')
+      }
+    }
+    const byId = new Map(orders.map(order => [order.id, order]))
+    const madeByKey = new Map<string, Set<string>>()
+    requests.forEach((request, i) => {
+      const { status, body } = responses[i]!
+      const answer = status < 300 ? status : `${status} ${body.code}`
+      const allowedAnswers = request.kind === 'create'
+        ? [201, '409 ORDER_IDEMPOTENCY_IN_PROGRESS', '422 ORDER_IDEMPOTENCY_KEY_REUSED']
+        // Without expectedVersion a lost race is retried: only the workflow may refuse the move.
+        : request.expectedVersion === undefined
+          ? [200, '409 ORDER_INVALID_TRANSITION']
+          : [200, '409 ORDER_INVALID_TRANSITION', '409 ORDER_VERSION_CONFLICT']
+      assert.ok(allowedAnswers.includes(answer), `${request.kind} answered ${answer}: ${JSON.stringify(body)}`)
+      if (request.kind === 'create' && status === 201) {
+        madeByKey.set(request.key, (madeByKey.get(request.key) ?? new Set()).add(body.id))
+      }
+      if (request.kind === 'update' && status === 200) {
+        // An acknowledged move is never lost: it is in the history at the version it answered with.
+        assert.equal(byId.get(body.id)!.statusHistory[body.version - 1]!.status, body.status)
+      }
+    })
+    for (const ids of madeByKey.values()) assert.equal(ids.size, 1, 'each idempotency key made exactly one order')
+    const keysUsed = new Set(requests.flatMap(request => request.kind === 'create' ? [request.key] : []))
+    assert.equal(orders.length, seeded.length + keysUsed.size, 'no order beyond one per key')
   }), { seed: 20260102, numRuns: 100 })
 })

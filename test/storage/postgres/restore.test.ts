@@ -3,14 +3,13 @@
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { promisify } from 'node:util'
-import { PGlite } from '@electric-sql/pglite'
 import Fastify from 'fastify'
 import pg from 'pg'
 import t, { type Test } from 'tap'
 import orderPlugin, { type OrderEvent } from '../../../lib/index.js'
 import { postgresSchemaSql, postgresStorage, type PostgresClient } from '../../../lib/storage/postgres/postgres-storage.js'
 import { eventually, orderBody } from '../../helper.js'
-import { testDatabase } from '../../postgres-helper.js'
+import { freshPGlite, testDatabase } from '../../postgres-helper.js'
 
 const db = await testDatabase(t)
 const quick = { pollInterval: 20, leaseTtl: 200 }
@@ -130,7 +129,7 @@ async function serverDatabase (t: Test): Promise<{ client: pg.Client, url: strin
 }
 
 t.test(`a copy of ${db.server ? 'a server (pg_dump)' : 'a PGlite (row by row)'} into a younger PGlite lists every event once, in order, and resumes every subscription`, async t => {
-  const target = await PGlite.create()
+  const target = await freshPGlite()
   t.teardown(() => target.close())
   if (db.server) {
     const { client, url } = await serverDatabase(t)
@@ -141,7 +140,7 @@ t.test(`a copy of ${db.server ? 'a server (pg_dump)' : 'a PGlite (row by row)'} 
     await target.exec(`${stdout.split('\n').filter(line => !/^\\(un)?restrict /.test(line)).join('\n')}\nRESET ALL;`)
     await assertCopyResumes(t, target, history)
   } else {
-    const source = await PGlite.create()
+    const source = await freshPGlite()
     t.teardown(() => source.close())
     await burnTransactionIds(source, 5000)
     const history = await writeHistory(t, source)
@@ -152,14 +151,14 @@ t.test(`a copy of ${db.server ? 'a server (pg_dump)' : 'a PGlite (row by row)'} 
 })
 
 t.test(`a PGlite copied into ${db.server ? 'the server' : 'another PGlite'}, an older cluster, keeps its feed too`, async t => {
-  const source = await PGlite.create()
+  const source = await freshPGlite()
   t.teardown(() => source.close())
   const history = await writeHistory(t, source)
   let target: PostgresClient
   if (db.server) {
     target = (await serverDatabase(t)).client
   } else {
-    const lite = await PGlite.create()
+    const lite = await freshPGlite()
     t.teardown(() => lite.close())
     await burnTransactionIds(lite, 5000)
     target = lite
