@@ -6,6 +6,7 @@ import type { CustomFieldSchemas } from '../custom-fields/types.js'
 import { codes } from '../errors.js'
 import { isEventId, type EventPage, type OrderEvent } from '../feed/events.js'
 import { feedNeverHeldBack, watchFeedStall, type FeedHealth } from '../feed/feed-stall.js'
+import { loggableFailure } from '../feed/describe-failure.js'
 import { freezer, type Freezer } from './freeze.js'
 import { turnsByKey } from '../in-turn.js'
 import { createListeners, type OrderListeners } from '../feed/listeners.js'
@@ -152,7 +153,7 @@ function afterCommit (joined: JoinedStorage, event: OrderEvent, stored: (event: 
   joined.settled(event.id, closing).then(async committed => {
     if (committed && !closing.aborted) await stored(event)
   }, err => {
-    if (!closing.aborted) log.error({ err }, 'fastify-order: could not learn whether a transaction committed; its listeners did not run')
+    if (!closing.aborted) log.error({ err: loggableFailure(err) }, 'fastify-order: could not learn whether a transaction committed; its listeners did not run')
   })
 }
 

@@ -1,6 +1,7 @@
 // The subscription runner: lease, read, hand events to the deliveries, record their progress, look at the lag, back off, close.
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
+import { describeFailure, loggableFailure } from '../feed/describe-failure.js'
 import { Deliveries, type Attempt, type AttemptResult, type Progress, type RetryPolicy } from './deliveries.js'
 import type { OrderEvent } from '../feed/events.js'
 import { subscription as limits } from '../limits.js'
@@ -65,21 +66,6 @@ const WINDOW_PER_SLOT = 8
 const FIRST_CHASE = 1
 /** The longest a status's lag and dead-letter count go without a look at the storage (or the poll interval, when shorter). */
 const INSPECT_EVERY = 1000
-
-/**
- * A readable description of anything a handler may throw: an Error's message, a string, or the type
- * and JSON of another value (an object without a prototype has no toString to call).
- */
-export function describeThrown (thrown: unknown): string {
-  if (thrown instanceof Error) return thrown.message
-  if (typeof thrown === 'string') return thrown
-  let json: string | undefined
-  try {
-    json = JSON.stringify(thrown)
-  } catch {}
-  const type = thrown === null || thrown === undefined ? String(thrown) : typeof thrown === 'object' ? 'an object' : `a ${typeof thrown}`
-  return json === undefined || json === 'null' ? `${type} was thrown` : `${type} was thrown: ${json.slice(0, 200)}`
-}
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 
@@ -289,7 +275,7 @@ export class Runner {
       telemetry.delivered(this.name, 'ok', (performance.now() - started) / 1000)
       return { outcome: 'ok' }
     } catch (thrown) {
-      const error = storable(describeThrown(thrown))
+      const error = storable(describeFailure(thrown))
       const outcome = last ? 'dead_lettered' : 'failed'
       telemetry.delivered(this.name, outcome, (performance.now() - started) / 1000)
       this.failed(event, number, thrown, error, last)
@@ -302,7 +288,7 @@ export class Runner {
     if (!last) this.failures.set(event.id, { eventId: event.id, attempts, error })
     const then = last ? `set aside as a dead letter after ${attempts} attempts` : 'retrying'
     // Logged as an Error, whatever was thrown: a value without a prototype cannot be serialized as one.
-    this.config.log.error({ err: thrown instanceof Error ? thrown : new Error(error), subscription: this.name, eventId: event.id, attempts },
+    this.config.log.error({ err: loggableFailure(thrown), subscription: this.name, eventId: event.id, attempts },
       `fastify-order: subscription "${this.name}" failed to handle event ${event.id}; ${then}`)
   }
 

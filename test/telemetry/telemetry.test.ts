@@ -7,7 +7,8 @@ import Fastify from 'fastify'
 import t from 'tap'
 import { codes } from '../../lib/errors.js'
 import { orderPlugin, type OrderEvent, type OrderPluginOptions } from '../../lib/index.js'
-import { errorTypeOf, loadTelemetry, noTelemetry } from '../../lib/telemetry/telemetry.js'
+import { failureType } from '../../lib/feed/describe-failure.js'
+import { loadTelemetry, noTelemetry } from '../../lib/telemetry/telemetry.js'
 
 const ALLOWED_ATTRIBUTES = ['order.id', 'order.event.type', 'order.subscription', 'error.type']
 
@@ -179,7 +180,7 @@ t.test('with the SDK', async t => {
       [new (class {})(), 'unknown'],
       [hostile, 'unknown']
     ]
-    for (const [value, type] of thrown) t.equal(errorTypeOf(value), type, String(type))
+    for (const [value, type] of thrown) t.equal(failureType(value), type, String(type))
     // eslint-disable-next-line no-throw-literal -- what a careless handler throws
     await t.rejects(telemetry.span('order.list', async () => { throw null }))
     const [span] = finishedSpans()
