@@ -19,8 +19,8 @@ export const codes = {
   ORDER_INVALID_TRANSITION: createError('ORDER_INVALID_TRANSITION', 'Cannot move an order from "%s" to "%s"', 409),
   ORDER_VERSION_CONFLICT: createError('ORDER_VERSION_CONFLICT', 'Order "%s" is not at version %s', 409),
   ORDER_IDEMPOTENCY_IN_PROGRESS: createError('ORDER_IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry later', 409),
-  /** createOrder with a `reference` the customer already has on another order: nothing was created. */
-  ORDER_REFERENCE_TAKEN: createError('ORDER_REFERENCE_TAKEN', 'This customer already has an order with reference "%s"', 409),
+  /** createOrder with a `reference` the customer already has on another order: nothing was created. The message names no reference, so the log line of the 409 carries none. */
+  ORDER_REFERENCE_TAKEN: createError('ORDER_REFERENCE_TAKEN', 'This customer already has an order with this reference', 409),
   ORDER_IDEMPOTENCY_KEY_REUSED: createError('ORDER_IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with another request body', 422),
   ORDER_STORAGE_UNAVAILABLE: createError('ORDER_STORAGE_UNAVAILABLE', 'Order storage is unavailable; retry later', 503),
   ORDER_INVALID_LISTENER: createError('ORDER_INVALID_LISTENER', 'fastify-order: %s', 500, TypeError),

@@ -265,8 +265,9 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
   })
 
   app.post('/order/updateOrderStatus', { ...common, ...traced('order.update_status'), schema: route.updateOrderStatus, validatorCompiler: validatorOf(schemas.UpdateOrderStatusBody) }, async (request, reply) => {
-    spanOf(request)?.setOrderId(request.body.id)
     const scope = await scopeOf(request, reply, 'updateOrderStatus')
-    return scope === refused ? reply : inSpan(request, () => rules.updateStatus(request.body, { scope }))
+    // order.id only once the order is found: an id naming no order is a client's text.
+    const found = (order: { id: string }) => { spanOf(request)?.setOrderId(order.id) }
+    return scope === refused ? reply : inSpan(request, () => rules.updateStatus(request.body, { scope, found }))
   })
 }

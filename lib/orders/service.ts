@@ -137,9 +137,8 @@ function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, tel
     }),
     updateStatus: (input, options) => telemetry.span('order.update_status', async span => {
       assertValid<UpdateOrderStatusInput>(validateUpdate, input)
-      span.setOrderId(input.id)
       const scope = checkScope(options?.scope, 'the scope option of app.orders.updateStatus')
-      return freeze.order(await rules.updateStatus(fields.own({ ...input }), { scope }))
+      return freeze.order(await rules.updateStatus(fields.own({ ...input }), { scope, found: order => { span.setOrderId(order.id) } }))
     })
   }
 }
