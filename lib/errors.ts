@@ -27,6 +27,8 @@ export const codes = {
   /** listEvents' `after` names no event in the feed: unknown, or purged after `eventRetention`. */
   ORDER_EVENT_NOT_FOUND: createError('ORDER_EVENT_NOT_FOUND', 'No event "%s" in the feed: unknown, or older than eventRetention', 404),
   ORDER_INVALID_SUBSCRIPTION: createError('ORDER_INVALID_SUBSCRIPTION', 'fastify-order: %s', 500, TypeError),
+  /** A subscription handler call still pending after the subscription's `timeout`: a failed attempt, and the reason its signal aborted. Never an HTTP answer. */
+  ORDER_HANDLER_TIMEOUT: createError('ORDER_HANDLER_TIMEOUT', 'timed out after %s ms', 500),
   /** `authorize` (or an app.orders `scope` option) gave something that is not a scope: a host error, which reads and writes nothing. The message names the rule, never a value. */
   ORDER_INVALID_SCOPE: createError('ORDER_INVALID_SCOPE', 'fastify-order: %s gave a scope that breaks a rule: %s', 500),
   /** The database was upgraded by a newer release; this one refuses to write to it. */

@@ -1,6 +1,7 @@
 // The subscription runner: lease, read, hand events to the deliveries, record their progress, look at the lag, back off, close.
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
+import { codes } from '../errors.js'
 import { describeFailure, loggableFailure } from '../feed/describe-failure.js'
 import { Deliveries, type Attempt, type AttemptResult, type Progress, type RetryPolicy } from './deliveries.js'
 import type { OrderEvent } from '../feed/events.js'
@@ -8,8 +9,17 @@ import { subscription as limits } from '../limits.js'
 import type { SubscriptionsCapability } from '../storage/order-storage.js'
 import type { Telemetry } from '../telemetry/telemetry.js'
 
-/** Handles one event; resolving finishes it, throwing or rejecting retries it (or sets it aside, with a schedule). */
-export type OrderEventHandler = (event: OrderEvent) => unknown
+/** What a handler gets beside the event. */
+export interface OrderEventContext {
+  /** Aborts once the call has been pending for the subscription's `timeout`: pass it to fetch and the like, and stop. */
+  signal: AbortSignal
+}
+
+/**
+ * Handles one event; resolving finishes it, throwing or rejecting retries it (or sets it aside, with a
+ * schedule), and so does staying pending past the subscription's `timeout`, which aborts `signal`.
+ */
+export type OrderEventHandler = (event: OrderEvent, context: OrderEventContext) => unknown
 
 /** A subscription's options once checked, defaults filled in. */
 export interface RunnerOptions {
@@ -19,6 +29,7 @@ export interface RunnerOptions {
   maxBackoff: number
   concurrency: number
   retry: RetryPolicy
+  timeout: number
 }
 
 /** How far behind a subscription is. */
@@ -270,7 +281,7 @@ export class Runner {
     const { telemetry, readonly } = this.config
     const started = performance.now()
     try {
-      await telemetry.deliver(this.name, event, async () => { await this.handler(readonly(event)) })
+      await telemetry.deliver(this.name, event, () => this.call(readonly(event)))
       this.failures.delete(event.id)
       telemetry.delivered(this.name, 'ok', (performance.now() - started) / 1000)
       return { outcome: 'ok' }
@@ -281,6 +292,30 @@ export class Runner {
       this.failed(event, number, thrown, error, last)
       return { outcome, error }
     }
+  }
+
+  /**
+   * Calls the handler with a signal that aborts once `timeout` has passed; the call then counts as
+   * failed, so a handler that never answers frees its slot, is retried or set aside, and lets close end.
+   */
+  private call (event: OrderEvent): Promise<void> {
+    const { timeout } = this.options
+    const controller = new AbortController()
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const reason = new codes.ORDER_HANDLER_TIMEOUT(timeout)
+        controller.abort(reason)
+        reject(reason)
+      }, timeout)
+      // A handler that throws at once rejects here too; one that settles after its timeout changes nothing.
+      new Promise<unknown>(_resolve => { _resolve(this.handler(event, { signal: controller.signal })) }).then(() => {
+        clearTimeout(timer)
+        resolve()
+      }, (err: unknown) => {
+        clearTimeout(timer)
+        reject(err)
+      })
+    })
   }
 
   private failed (event: OrderEvent, attempts: number, thrown: unknown, error: string, last: boolean): void {

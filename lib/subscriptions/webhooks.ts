@@ -128,9 +128,9 @@ export const webhookRetrySchedule: readonly number[] = Object.freeze([
  * the URL, a port it blocks, a header it forbids or sets itself). Secrets appear in no message, and
  * the endpoint is named by origin and path only: a query string often carries a token.
  */
-export function webhook (options: WebhookOptions): (event: OrderEvent) => Promise<void> {
+export function webhook (options: WebhookOptions): (event: OrderEvent, context?: { signal?: AbortSignal }) => Promise<void> {
   const { url, endpoint, keys, timeout, types, headers } = checkOptions(options)
-  return async function deliver (event: OrderEvent): Promise<void> {
+  return async function deliver (event: OrderEvent, context?: { signal?: AbortSignal }): Promise<void> {
     if (!types.has(event.type)) return
     const body = JSON.stringify({ type: `order.${event.type}`, timestamp: event.at, data: event })
     const timestamp = String(Math.floor(Date.now() / 1000))
@@ -143,7 +143,8 @@ export function webhook (options: WebhookOptions): (event: OrderEvent) => Promis
         body,
         headers: { ...headers, 'content-type': 'application/json', 'webhook-id': event.id, 'webhook-timestamp': timestamp, 'webhook-signature': signature },
         redirect: 'manual',
-        signal: AbortSignal.timeout(timeout)
+        // The subscription's signal too: a call past its handler timeout stops sending.
+        signal: context?.signal === undefined ? AbortSignal.timeout(timeout) : AbortSignal.any([AbortSignal.timeout(timeout), context.signal])
       })
     } catch (err) {
       const reason = (err as Error).name === 'TimeoutError' ? `no answer within ${timeout} ms` : 'the request failed'

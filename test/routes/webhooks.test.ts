@@ -198,3 +198,16 @@ t.test('bad options throw ORDER_INVALID_OPTIONS at the webhook() call, naming no
     t.notOk(thrown?.message.includes('S3CRET'), `${what}: no password or token of the url in the message`)
   }
 })
+
+t.test('a receiver that never answers is cut off when the subscription\'s timeout aborts the call', async t => {
+  let closed = 0
+  const hanging = await receiver(t, (_delivery, response) => new Promise(resolve => {
+    response.on('close', () => { closed++; resolve() })
+  }))
+  const app = await buildApp(t)
+  // The webhook's own timeout is the longest there is: only the subscription's signal can end the request.
+  app.orders.subscribe('erp', webhook({ url: hanging.url, secret: secretOf(), timeout: 2 ** 31 - 1 }), { from: 'start', pollInterval: 20, leaseTtl: 200, timeout: 100, maxBackoff: 50 })
+  await app.orders.create(orderBody())
+  await eventually('the receiver sees the request end', () => closed >= 1)
+  t.match(app.orders.subscriptions()[0]!.failing, { error: 'timed out after 100 ms' })
+})
