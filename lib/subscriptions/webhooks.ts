@@ -164,7 +164,7 @@ export function webhook (options: WebhookOptions): (event: OrderEvent, context?:
     const sent = { ...headers, 'content-type': 'application/json', 'webhook-id': event.id, 'webhook-timestamp': timestamp, 'webhook-signature': signature }
     let status: number
     try {
-      status = lookup === undefined ? await post(url, body, sent, signal) : await postPinned(url, { body, headers: sent, signal, lookup })
+      status = await (lookup === undefined ? post(url, body, sent, signal) : postPinned(url, { body, headers: sent, signal, lookup }))
     } catch (err) {
       const reason = err instanceof AddressRefusedError ? err.message : timer.aborted ? `no answer within ${timeout} ms` : 'the request failed'
       throw new WebhookDeliveryError(`webhook to ${endpoint}: ${reason}`, undefined, err)

@@ -267,7 +267,9 @@ t.test('a bad scope names only the rule it broke, and the log only its shape', a
     [{ customerId: undefined }, 'customerId must be a string of 1 to 128 characters', '{ "customerId": undefined }'],
     [{ customerID: 'cus_secret' }, 'it may have no key other than customerId, store and actor', '{ "customerID": string }'],
     [{}, 'it must have at least one of customerId, store and actor; return true, never an object, to allow everything', '{}'],
-    [new Map([['customerId', 'cus_secret']]), 'it must be a plain object { customerId, store, actor }, not an array, a Map, a Date or a class instance', 'an instance of Map']
+    [new Map([['customerId', 'cus_secret']]), 'it must be a plain object { customerId, store, actor }, not an array, a Map, a Date or a class instance', 'an instance of Map'],
+    [{ customerId: ['cus_secret'], roles: null }, 'customerId must be a string of 1 to 128 characters', '{ "customerId": array, "roles": null }'],
+    [Object.create(Object.create(null)), 'it must be a plain object { customerId, store, actor }, not an array, a Map, a Date or a class instance', 'an object with another prototype']
   ]
   for (const [scope, rule, shape] of rules) {
     const { lines, stream } = logLines()

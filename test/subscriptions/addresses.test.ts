@@ -17,11 +17,11 @@ t.test('every address that is not public unicast is named by its kind; public on
     ['64:ff9b:1::1', /local-use NAT64/], ['2002:7f00:1::1', /loopback/], ['fc00::1', /unique local/], ['fd12:3456::1', /unique local/],
     ['fe80::1', /link-local/], ['fe80::1%eth0', /link-local/], ['febf::1', /link-local/], ['ff02::1', /multicast/],
     ['2001:db8::1', /documentation/], ['2001::1', /Teredo/], ['::127.0.0.1', /outside global unicast/], ['fec0::1', /outside global unicast/],
-    ['100::1', /outside global unicast/], ['not-an-address', /not an IP address/]
+    ['100::1', /outside global unicast/], ['fe80:0:0:0:0:0:0:1', /link-local/], ['not-an-address', /not an IP address/]
   ]
   for (const [address, kind] of refused) t.match(nonPublicKind(address), kind, address)
   for (const address of ['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '1.1.1.1', '2606:4700:4700::1111', '2a00:1450:4001:82b::200e',
-    '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '2001:4860:4860::8888']) {
+    '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '2001:4860:4860::8888', '2001:4860:4860:0:0:0:0:8888']) {
     t.equal(nonPublicKind(address), undefined, `${address} is public`)
   }
 })
