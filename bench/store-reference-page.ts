@@ -1,12 +1,16 @@
 // A store-scoped reference page against a store-scoped status page, with 20,000 other stores' orders sharing the reference: memory and PostgreSQL (DATABASE_URL, else skipped).
 // `npx tsx bench/store-reference-page.ts`: medians of 200 pages each; the target is a ratio of at most 3.
+import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { memoryStorage, type OrderStorage } from '../lib/index.js'
 import { postgresStorage } from '../lib/storage/postgres/postgres-storage.js'
-import { storeOrder, storedOrder } from '../test/helper.js'
+import { orderOf, storeOrder } from '../lib/storage/conformance/fixtures.js'
 
 const OTHERS = 20_000
 const minute = (i: number) => new Date(Date.parse('2026-01-01T00:00:00.000Z') + i * 60_000).toISOString()
+const storedOrder = (fields: { customerId: string, reference: string, store: string, createdAt: string }) => orderOf({
+  id: randomUUID(), items: [{ sku: 'A-1', quantity: 1, unitPrice: 100 }], total: 100, statusHistory: [{ status: 'pending', at: fields.createdAt }], ...fields
+})
 
 async function fill (storage: OrderStorage): Promise<void> {
   for (let i = 0; i < OTHERS; i++) {
