@@ -19,14 +19,16 @@ export const codes = {
   ORDER_INVALID_TRANSITION: createError('ORDER_INVALID_TRANSITION', 'Cannot move an order from "%s" to "%s"', 409),
   ORDER_VERSION_CONFLICT: createError('ORDER_VERSION_CONFLICT', 'Order "%s" is not at version %s', 409),
   ORDER_IDEMPOTENCY_IN_PROGRESS: createError('ORDER_IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry later', 409),
-  /** createOrder with a `reference` the customer already has on another order: nothing was created. */
-  ORDER_REFERENCE_TAKEN: createError('ORDER_REFERENCE_TAKEN', 'This customer already has an order with reference "%s"', 409),
+  /** createOrder with a `reference` the customer already has on another order: nothing was created. The message names no reference, so the log line of the 409 carries none. */
+  ORDER_REFERENCE_TAKEN: createError('ORDER_REFERENCE_TAKEN', 'This customer already has an order with this reference', 409),
   ORDER_IDEMPOTENCY_KEY_REUSED: createError('ORDER_IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with another request body', 422),
   ORDER_STORAGE_UNAVAILABLE: createError('ORDER_STORAGE_UNAVAILABLE', 'Order storage is unavailable; retry later', 503),
   ORDER_INVALID_LISTENER: createError('ORDER_INVALID_LISTENER', 'fastify-order: %s', 500, TypeError),
   /** listEvents' `after` names no event in the feed: unknown, or purged after `eventRetention`. */
   ORDER_EVENT_NOT_FOUND: createError('ORDER_EVENT_NOT_FOUND', 'No event "%s" in the feed: unknown, or older than eventRetention', 404),
   ORDER_INVALID_SUBSCRIPTION: createError('ORDER_INVALID_SUBSCRIPTION', 'fastify-order: %s', 500, TypeError),
+  /** A subscription handler call still pending after the subscription's `timeout`: a failed attempt, and the reason its signal aborted. Never an HTTP answer. */
+  ORDER_HANDLER_TIMEOUT: createError('ORDER_HANDLER_TIMEOUT', 'timed out after %s ms', 500),
   /** `authorize` (or an app.orders `scope` option) gave something that is not a scope: a host error, which reads and writes nothing. The message names the rule, never a value. */
   ORDER_INVALID_SCOPE: createError('ORDER_INVALID_SCOPE', 'fastify-order: %s gave a scope that breaks a rule: %s', 500),
   /** The database was upgraded by a newer release; this one refuses to write to it. */

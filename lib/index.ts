@@ -68,6 +68,6 @@ export type { OrderListeners, OrderMove } from './feed/listeners.js'
 export type { OrderEvent, EventPage } from './feed/events.js'
 export type { FeedHealth } from './feed/feed-stall.js'
 export type {
-  OrderEventHandler, SubscribeOptions, SubscriptionStatus, SubscriptionLag, RetryPolicy, DeadLetter, DeadLetterPage
+  OrderEventContext, OrderEventHandler, SubscribeOptions, SubscriptionStatus, SubscriptionLag, RetryPolicy, DeadLetter, DeadLetterPage
 } from './subscriptions/subscriptions.js'
 export type { OrderStorage, JoinedStorage, CreateResult, IdempotencyClaim, StorageListQuery } from './storage/order-storage.js'

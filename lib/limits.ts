@@ -69,6 +69,8 @@ export const subscription = Object.freeze({
   defaultPollInterval: 1000,
   defaultLeaseTtl: 30_000,
   defaultMaxBackoff: 60_000,
+  /** How long one handler call may stay pending before it is a failed attempt and its signal aborts. */
+  defaultTimeout: 30_000,
   /** Every duration option of a subscription: what a timer keeps. */
   maxDuration: MAX_INT32,
   /** Events handled at once. */

@@ -1,6 +1,7 @@
 // In-process listeners of app.orders: run after a change is stored, best-effort, never failing the request.
 import type { FastifyBaseLogger } from 'fastify'
 import { codes } from '../errors.js'
+import { loggableFailure } from './describe-failure.js'
 import type { Order } from '../http/schemas.js'
 
 /** What a `statusChanged` listener gets: the order after the move, and the statuses it moved between. */
@@ -52,7 +53,7 @@ export function createListeners (log: FastifyBaseLogger): Listeners {
           const result = (listener as (payload: unknown) => unknown)(payload)
           if (isThenable(result)) await result
         } catch (err) {
-          log.error({ err, event }, `fastify-order: a "${event}" listener failed; the change is stored`)
+          log.error({ err: loggableFailure(err), event }, `fastify-order: a "${event}" listener failed; the change is stored`)
         }
       }
     }

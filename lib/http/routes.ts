@@ -167,6 +167,15 @@ function routeSpans (telemetry: Telemetry) {
   }
 }
 
+/** Whether authorize gave a promise to await; reading `then` of a revoked Proxy throws, and checkScope fails that closed. */
+function isThenable (decision: unknown): decision is PromiseLike<unknown> {
+  try {
+    return typeof (decision as PromiseLike<unknown> | undefined)?.then === 'function'
+  } catch {
+    return false
+  }
+}
+
 /** What a route does instead of running when authorize gave no scope: it has answered already. */
 const refused = Symbol('refused')
 
@@ -180,7 +189,8 @@ function scopeReader (authorize: Authorize | undefined, spanOf: (request: Fastif
   const misconfigured = new Set<OrderOperation>()
   return async function scopeOf (request: FastifyRequest, reply: FastifyReply, operation: OrderOperation): Promise<OrderScope | undefined | typeof refused> {
     if (authorize === undefined) return undefined
-    const decision = await authorize(request, operation)
+    let decision: unknown = authorize(request, operation)
+    if (isThenable(decision)) decision = await decision
     if (decision === false) throw new codes.ORDER_FORBIDDEN(operation)
     try {
       return checkScope(decision, `authorize for ${operation}`)
@@ -255,8 +265,9 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
   })
 
   app.post('/order/updateOrderStatus', { ...common, ...traced('order.update_status'), schema: route.updateOrderStatus, validatorCompiler: validatorOf(schemas.UpdateOrderStatusBody) }, async (request, reply) => {
-    spanOf(request)?.setOrderId(request.body.id)
     const scope = await scopeOf(request, reply, 'updateOrderStatus')
-    return scope === refused ? reply : inSpan(request, () => rules.updateStatus(request.body, { scope }))
+    // order.id only once the order is found: an id naming no order is a client's text.
+    const found = (order: { id: string }) => { spanOf(request)?.setOrderId(order.id) }
+    return scope === refused ? reply : inSpan(request, () => rules.updateStatus(request.body, { scope, found }))
   })
 }

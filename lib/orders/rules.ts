@@ -17,6 +17,8 @@ export interface OrderCallOptions {
   scope?: OrderScope | undefined
   /** createOrder only: makes a retried create safe, as the Idempotency-Key header does. */
   idempotencyKey?: string | undefined
+  /** updateStatus only: told of the order once found in scope, so telemetry names only an order that exists. */
+  found?: ((order: Order) => void) | undefined
 }
 
 /** The three operations, on input that has passed the schemas and a scope that has been checked. */
@@ -136,7 +138,8 @@ export function orderRules ({ storage, workflow, fields, maxPageSize, idempotenc
       await changed({ ...event, order: result.order })
       return { order: result.order, replayed: false }
     }
-    if ('referenceTaken' in result) throw new codes.ORDER_REFERENCE_TAKEN(input.reference)
+    // The reference is not in the message: Fastify logs it, and a log line carries no client text.
+    if ('referenceTaken' in result) throw new codes.ORDER_REFERENCE_TAKEN()
     return { order: replayOf(result, claim!), replayed: true }
   }
 
@@ -156,12 +159,13 @@ export function orderRules ({ storage, workflow, fields, maxPageSize, idempotenc
     return { items, nextCursor: encodeCursor(items[limit - 1]!, order, filter) }
   }
 
-  async function updateStatus (input: UpdateOrderStatusInput, { scope }: OrderCallOptions = {}): Promise<Order> {
+  async function updateStatus (input: UpdateOrderStatusInput, { scope, found }: OrderCallOptions = {}): Promise<Order> {
     const { id, status, expectedVersion, reason } = input
     let lostAt = 0
     for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
       const current = await storage.get(id)
       if (current === undefined || outside(current, scope)) throw new codes.ORDER_NOT_FOUND(id)
+      found?.(current)
       if (expectedVersion !== undefined && current.version !== expectedVersion) {
         throw new codes.ORDER_VERSION_CONFLICT(id, expectedVersion)
       }

@@ -6,6 +6,7 @@ import type { CustomFieldSchemas } from '../custom-fields/types.js'
 import { codes } from '../errors.js'
 import { isEventId, type EventPage, type OrderEvent } from '../feed/events.js'
 import { feedNeverHeldBack, watchFeedStall, type FeedHealth } from '../feed/feed-stall.js'
+import { loggableFailure } from '../feed/describe-failure.js'
 import { freezer, type Freezer } from './freeze.js'
 import { turnsByKey } from '../in-turn.js'
 import { createListeners, type OrderListeners } from '../feed/listeners.js'
@@ -136,9 +137,8 @@ function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, tel
     }),
     updateStatus: (input, options) => telemetry.span('order.update_status', async span => {
       assertValid<UpdateOrderStatusInput>(validateUpdate, input)
-      span.setOrderId(input.id)
       const scope = checkScope(options?.scope, 'the scope option of app.orders.updateStatus')
-      return freeze.order(await rules.updateStatus(fields.own({ ...input }), { scope }))
+      return freeze.order(await rules.updateStatus(fields.own({ ...input }), { scope, found: order => { span.setOrderId(order.id) } }))
     })
   }
 }
@@ -152,7 +152,7 @@ function afterCommit (joined: JoinedStorage, event: OrderEvent, stored: (event: 
   joined.settled(event.id, closing).then(async committed => {
     if (committed && !closing.aborted) await stored(event)
   }, err => {
-    if (!closing.aborted) log.error({ err }, 'fastify-order: could not learn whether a transaction committed; its listeners did not run')
+    if (!closing.aborted) log.error({ err: loggableFailure(err) }, 'fastify-order: could not learn whether a transaction committed; its listeners did not run')
   })
 }
 

@@ -1,14 +1,25 @@
 // The subscription runner: lease, read, hand events to the deliveries, record their progress, look at the lag, back off, close.
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
+import { codes } from '../errors.js'
+import { describeFailure, loggableFailure } from '../feed/describe-failure.js'
 import { Deliveries, type Attempt, type AttemptResult, type Progress, type RetryPolicy } from './deliveries.js'
 import type { OrderEvent } from '../feed/events.js'
 import { subscription as limits } from '../limits.js'
 import type { SubscriptionsCapability } from '../storage/order-storage.js'
 import type { Telemetry } from '../telemetry/telemetry.js'
 
-/** Handles one event; resolving finishes it, throwing or rejecting retries it (or sets it aside, with a schedule). */
-export type OrderEventHandler = (event: OrderEvent) => unknown
+/** What a handler gets beside the event. */
+export interface OrderEventContext {
+  /** Aborts once the call has been pending for the subscription's `timeout`: pass it to fetch and the like, and stop. */
+  signal: AbortSignal
+}
+
+/**
+ * Handles one event; resolving finishes it, throwing or rejecting retries it (or sets it aside, with a
+ * schedule), and so does staying pending past the subscription's `timeout`, which aborts `signal`.
+ */
+export type OrderEventHandler = (event: OrderEvent, context: OrderEventContext) => unknown
 
 /** A subscription's options once checked, defaults filled in. */
 export interface RunnerOptions {
@@ -18,6 +29,7 @@ export interface RunnerOptions {
   maxBackoff: number
   concurrency: number
   retry: RetryPolicy
+  timeout: number
 }
 
 /** How far behind a subscription is. */
@@ -65,21 +77,6 @@ const WINDOW_PER_SLOT = 8
 const FIRST_CHASE = 1
 /** The longest a status's lag and dead-letter count go without a look at the storage (or the poll interval, when shorter). */
 const INSPECT_EVERY = 1000
-
-/**
- * A readable description of anything a handler may throw: an Error's message, a string, or the type
- * and JSON of another value (an object without a prototype has no toString to call).
- */
-export function describeThrown (thrown: unknown): string {
-  if (thrown instanceof Error) return thrown.message
-  if (typeof thrown === 'string') return thrown
-  let json: string | undefined
-  try {
-    json = JSON.stringify(thrown)
-  } catch {}
-  const type = thrown === null || thrown === undefined ? String(thrown) : typeof thrown === 'object' ? 'an object' : `a ${typeof thrown}`
-  return json === undefined || json === 'null' ? `${type} was thrown` : `${type} was thrown: ${json.slice(0, 200)}`
-}
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 
@@ -284,12 +281,12 @@ export class Runner {
     const { telemetry, readonly } = this.config
     const started = performance.now()
     try {
-      await telemetry.deliver(this.name, event, async () => { await this.handler(readonly(event)) })
+      await telemetry.deliver(this.name, event, () => this.call(readonly(event)))
       this.failures.delete(event.id)
       telemetry.delivered(this.name, 'ok', (performance.now() - started) / 1000)
       return { outcome: 'ok' }
     } catch (thrown) {
-      const error = storable(describeThrown(thrown))
+      const error = storable(describeFailure(thrown))
       const outcome = last ? 'dead_lettered' : 'failed'
       telemetry.delivered(this.name, outcome, (performance.now() - started) / 1000)
       this.failed(event, number, thrown, error, last)
@@ -297,12 +294,36 @@ export class Runner {
     }
   }
 
+  /**
+   * Calls the handler with a signal that aborts once `timeout` has passed; the call then counts as
+   * failed, so a handler that never answers frees its slot, is retried or set aside, and lets close end.
+   */
+  private call (event: OrderEvent): Promise<void> {
+    const { timeout } = this.options
+    const controller = new AbortController()
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const reason = new codes.ORDER_HANDLER_TIMEOUT(timeout)
+        controller.abort(reason)
+        reject(reason)
+      }, timeout)
+      // A handler that throws at once rejects here too; one that settles after its timeout changes nothing.
+      new Promise<unknown>(_resolve => { _resolve(this.handler(event, { signal: controller.signal })) }).then(() => {
+        clearTimeout(timer)
+        resolve()
+      }, (err: unknown) => {
+        clearTimeout(timer)
+        reject(err)
+      })
+    })
+  }
+
   private failed (event: OrderEvent, attempts: number, thrown: unknown, error: string, last: boolean): void {
     this.failures.delete(event.id)
     if (!last) this.failures.set(event.id, { eventId: event.id, attempts, error })
     const then = last ? `set aside as a dead letter after ${attempts} attempts` : 'retrying'
     // Logged as an Error, whatever was thrown: a value without a prototype cannot be serialized as one.
-    this.config.log.error({ err: thrown instanceof Error ? thrown : new Error(error), subscription: this.name, eventId: event.id, attempts },
+    this.config.log.error({ err: loggableFailure(thrown), subscription: this.name, eventId: event.id, attempts },
       `fastify-order: subscription "${this.name}" failed to handle event ${event.id}; ${then}`)
   }
 

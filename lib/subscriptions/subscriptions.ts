@@ -5,9 +5,9 @@ import { MAX_INT32, subscription as limits } from '../limits.js'
 import { optionChecker } from '../option-checks.js'
 import type { StoredDeadLetter } from '../storage/order-storage.js'
 import { unavailableOnFailure } from '../storage/unavailable.js'
-import { Runner, type OrderEventHandler, type RunnerConfig, type RunnerOptions, type SubscriptionStatus } from './runner.js'
+import { Runner, type OrderEventContext, type OrderEventHandler, type RunnerConfig, type RunnerOptions, type SubscriptionStatus } from './runner.js'
 
-export type { OrderEventHandler, RetryPolicy, SubscriptionStatus }
+export type { OrderEventContext, OrderEventHandler, RetryPolicy, SubscriptionStatus }
 export type { SubscriptionLag } from './runner.js'
 
 export interface SubscribeOptions {
@@ -28,6 +28,13 @@ export interface SubscribeOptions {
    * event is set aside as a dead letter and its order's later events go on.
    */
   retry?: RetryPolicy
+  /**
+   * Milliseconds a handler call may stay pending, 1 to 2^31-1 (default 30 000). Past it the call is a
+   * failed attempt ("timed out after N ms", retried or set aside by `retry`), its slot is freed, and
+   * the signal the handler got (`handler(event, { signal })`) aborts. `app.close()` waits at most this
+   * long for the calls in flight.
+   */
+  timeout?: number
 }
 
 /** An event set aside after its last attempt failed: `app.orders.deadLetters`. */
@@ -59,7 +66,7 @@ export interface Subscriptions {
 }
 
 const NAME = new RegExp(`^[A-Za-z0-9_.-]{1,${limits.nameLength}}$`)
-const OPTIONS = ['from', 'pollInterval', 'leaseTtl', 'maxBackoff', 'concurrency', 'retry']
+const OPTIONS = ['from', 'pollInterval', 'leaseTtl', 'maxBackoff', 'concurrency', 'retry', 'timeout']
 
 const check = optionChecker('subscribe: ', codes.ORDER_INVALID_SUBSCRIPTION)
 // Every duration is a timer's: Node.js fires a longer one at once.
@@ -91,7 +98,7 @@ function checkRetry (retry: unknown): RetryPolicy {
 
 function checkSubscribe (name: unknown, handler: unknown, options: unknown, eventRetention: number): RunnerOptions {
   checkName(name)
-  if (typeof handler !== 'function') throw check.invalid(`the handler of subscription "${name}" must be a function (event) => ...`)
+  if (typeof handler !== 'function') throw check.invalid(`the handler of subscription "${name}" must be a function (event, { signal }) => ...`)
   const record = check.known(options, OPTIONS, '{ from: "start" }')
   const from = check.oneOf(record, 'from', ['now', 'start'] as const, 'now')
   const pollInterval = check.integer(record, 'pollInterval', duration(limits.defaultPollInterval))
@@ -109,7 +116,8 @@ function checkSubscribe (name: unknown, handler: unknown, options: unknown, even
     leaseTtl,
     maxBackoff: check.integer(record, 'maxBackoff', duration(limits.defaultMaxBackoff)),
     concurrency: check.integer(record, 'concurrency', { fallback: limits.defaultConcurrency, max: limits.maxConcurrency }),
-    retry: checkRetry(record.retry)
+    retry: checkRetry(record.retry),
+    timeout: check.integer(record, 'timeout', duration(limits.defaultTimeout))
   }
 }
 

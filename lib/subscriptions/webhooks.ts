@@ -4,6 +4,7 @@ import { codes } from '../errors.js'
 import type { OrderEvent } from '../feed/events.js'
 import { webhook as limits } from '../limits.js'
 import { optionChecker } from '../option-checks.js'
+import { AddressRefusedError, literalKind, postPinned, publicLookup } from './addresses.js'
 
 export interface WebhookOptions {
   /** Where each event is POSTed: an http or https URL. */
@@ -16,6 +17,14 @@ export interface WebhookOptions {
   types?: ReadonlyArray<OrderEvent['type']>
   /** Static headers added to every request, e.g. an API key of the receiver. */
   headers?: Readonly<Record<string, string>>
+  /**
+   * `'any'` (default): deliver wherever `url` leads, your own internal services included. `'public'`:
+   * only to public unicast addresses, checked on the addresses the host resolves to at each delivery
+   * and connected to as checked; loopback, private, link-local (cloud metadata), CGNAT, unspecified,
+   * multicast and broadcast addresses, and their IPv4-mapped and NAT64 forms, are refused. Use it when
+   * your users register the URLs.
+   */
+  addresses?: 'any' | 'public'
 }
 
 /** A failed delivery: the receiver's HTTP status when it answered, never a secret. */
@@ -47,7 +56,7 @@ const BAD_PORTS = new Set([
   554, 556, 563, 587, 601, 636, 989, 990, 993, 995, 1719, 1720, 1723, 2049, 3659, 4045, 4190, 5060, 5061, 6000, 6566,
   6665, 6666, 6667, 6668, 6669, 6679, 6697, 10080
 ])
-const OPTIONS = ['url', 'secret', 'timeout', 'types', 'headers']
+const OPTIONS = ['url', 'secret', 'timeout', 'types', 'headers', 'addresses']
 // A header value is one line of visible characters, spaces and tabs: a line break would make every request fail.
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
@@ -82,6 +91,10 @@ function checkOptions (options: WebhookOptions) {
     throw invalid(`url must not hold a user or password (fetch refuses them); for ${endpoint}, send credentials in headers, e.g. { authorization: 'Basic …' }`)
   }
   if (target.port !== '' && BAD_PORTS.has(Number(target.port))) throw invalid(`url port ${target.port} is one fetch blocks (${endpoint}); use another port`)
+  const addresses = check.oneOf(record, 'addresses', ['any', 'public'] as const, 'any')
+  // The URL parser has already read 2130706433, 0x7f.1 and 0177.0.0.1 as 127.0.0.1.
+  const literal = addresses === 'public' ? literalKind(target.hostname) : undefined
+  if (literal !== undefined) throw invalid(`url names ${literal} (${endpoint}), which addresses: 'public' refuses`)
   const secrets = typeof secret === 'string' ? [secret] : secret
   if (!Array.isArray(secrets) || secrets.length === 0) throw invalid('secret must be a secret or a non-empty array of them')
   const keys = secrets.map((one, index) => keyOf(one, typeof secret === 'string' ? 'secret' : `secret[${index}]`))
@@ -99,7 +112,7 @@ function checkOptions (options: WebhookOptions) {
       throw invalid(`header "${name}" is one fetch sets itself or refuses, so no delivery could send it`)
     }
   }
-  return { url: target.href, endpoint, keys, timeout, types: new Set(types), headers: { ...headers } }
+  return { url: target, endpoint, keys, timeout, types: new Set(types), headers: { ...headers }, lookup: addresses === 'public' ? publicLookup() : undefined }
 }
 
 const SECOND = 1000
@@ -115,6 +128,13 @@ export const webhookRetrySchedule: readonly number[] = Object.freeze([
   5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR
 ])
 
+/** One POST through fetch; resolves with the status, the body not read, so the connection is freed at once. */
+async function post (url: URL, body: string, headers: Record<string, string>, signal: AbortSignal): Promise<number> {
+  const response = await fetch(url, { method: 'POST', body, headers, redirect: 'manual', signal })
+  await response.body?.cancel()
+  return response.status
+}
+
 /**
  * A subscription handler that delivers each event to `url` as one signed POST, for
  * `app.orders.subscribe(name, webhook({ url, secret }))`. Body: `{"type":"order.<type>",
@@ -125,34 +145,32 @@ export const webhookRetrySchedule: readonly number[] = Object.freeze([
  * the subscription retries that event as its `retry` option says, and delivers none of that order's
  * later events before it is delivered or set aside. Bad options throw
  * ORDER_INVALID_OPTIONS here, and so does what fetch would refuse at every delivery (credentials in
- * the URL, a port it blocks, a header it forbids or sets itself). Secrets appear in no message, and
- * the endpoint is named by origin and path only: a query string often carries a token.
+ * the URL, a port it blocks, a header it forbids or sets itself), and with `addresses: 'public'` a URL
+ * naming an internal address. Secrets appear in no message, and the endpoint is named by origin and
+ * path only: a query string often carries a token. The subscription's `signal` ends a request its
+ * handler timeout has given up on.
  */
-export function webhook (options: WebhookOptions): (event: OrderEvent) => Promise<void> {
-  const { url, endpoint, keys, timeout, types, headers } = checkOptions(options)
-  return async function deliver (event: OrderEvent): Promise<void> {
+export function webhook (options: WebhookOptions): (event: OrderEvent, context?: { signal?: AbortSignal }) => Promise<void> {
+  const { url, endpoint, keys, timeout, types, headers, lookup } = checkOptions(options)
+  return async function deliver (event: OrderEvent, context?: { signal?: AbortSignal }): Promise<void> {
     if (!types.has(event.type)) return
     const body = JSON.stringify({ type: `order.${event.type}`, timestamp: event.at, data: event })
     const timestamp = String(Math.floor(Date.now() / 1000))
     const signed = `${event.id}.${timestamp}.${body}`
     const signature = keys.map(key => `v1,${createHmac('sha256', key).update(signed).digest('base64')}`).join(' ')
-    let response: Response
+    const timer = AbortSignal.timeout(timeout)
+    // The subscription's signal too: a call past its handler timeout stops sending.
+    const signal = context?.signal === undefined ? timer : AbortSignal.any([timer, context.signal])
+    const sent = { ...headers, 'content-type': 'application/json', 'webhook-id': event.id, 'webhook-timestamp': timestamp, 'webhook-signature': signature }
+    let status: number
     try {
-      response = await fetch(url, {
-        method: 'POST',
-        body,
-        headers: { ...headers, 'content-type': 'application/json', 'webhook-id': event.id, 'webhook-timestamp': timestamp, 'webhook-signature': signature },
-        redirect: 'manual',
-        signal: AbortSignal.timeout(timeout)
-      })
+      status = await (lookup === undefined ? post(url, body, sent, signal) : postPinned(url, { body, headers: sent, signal, lookup }))
     } catch (err) {
-      const reason = (err as Error).name === 'TimeoutError' ? `no answer within ${timeout} ms` : 'the request failed'
+      const reason = err instanceof AddressRefusedError ? err.message : timer.aborted ? `no answer within ${timeout} ms` : 'the request failed'
       throw new WebhookDeliveryError(`webhook to ${endpoint}: ${reason}`, undefined, err)
     }
-    // The body is not read, so the connection is freed at once.
-    await response.body?.cancel()
-    if (response.status < 200 || response.status > 299) {
-      throw new WebhookDeliveryError(`webhook to ${endpoint}: the receiver answered HTTP ${response.status}`, response.status)
+    if (status < 200 || status > 299) {
+      throw new WebhookDeliveryError(`webhook to ${endpoint}: the receiver answered HTTP ${status}`, status)
     }
   }
 }

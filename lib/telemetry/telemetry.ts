@@ -1,6 +1,7 @@
 // Telemetry: spans and metrics through the host's OpenTelemetry setup when @opentelemetry/api is installed, nothing otherwise.
 import { createRequire } from 'node:module'
 import type * as OpenTelemetry from '@opentelemetry/api'
+import { failureType } from '../feed/describe-failure.js'
 
 type Api = typeof OpenTelemetry
 
@@ -79,23 +80,6 @@ export const noTelemetry: Telemetry = Object.freeze({
   close () {}
 } satisfies Telemetry)
 
-/**
- * What `error.type` says of a thrown value: its code (every error of this plugin and of Fastify has
- * one), else its constructor's name, else `unknown`. Never its message, which may hold a client's values.
- */
-export function errorTypeOf (error: unknown): string {
-  try {
-    if (error === null || error === undefined) return 'unknown'
-    const code = (error as { code?: unknown }).code
-    if ((typeof code === 'string' && code !== '') || typeof code === 'number') return String(code)
-    const name: unknown = (error as { constructor?: { name?: unknown } }).constructor?.name
-    return typeof name === 'string' && name !== '' ? name : 'unknown'
-  } catch {
-    // A proxy or a getter that throws tells nothing more.
-    return 'unknown'
-  }
-}
-
 /** A span the host's SDK records. */
 class RecordedSpan implements RouteSpan {
   private ended = false
@@ -108,7 +92,7 @@ class RecordedSpan implements RouteSpan {
 
   fail (error: unknown): void {
     this.span.setStatus({ code: this.error })
-    this.span.setAttribute('error.type', errorTypeOf(error))
+    this.span.setAttribute('error.type', failureType(error))
   }
 
   end (): void {

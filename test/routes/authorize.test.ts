@@ -8,7 +8,11 @@ import { buildApp, createOrder, logLines, orderBody, post } from '../helper.js'
 const operations: OrderOperation[] = ['getOrderList', 'createOrder', 'updateOrderStatus']
 
 /** The customer a test client claims to be; a real host would read a verified session or token. */
-const customerScope: Authorize = (request) => ({ customerId: request.headers['x-customer'] as string })
+const customerScope: Authorize = (request) => {
+  const customerId = request.headers['x-customer']
+  // No header: staff seeding orders. A scope with an undefined customerId would fail closed.
+  return customerId === undefined ? true : { customerId: customerId as string }
+}
 
 t.test('authorize receives the request and the name of each operation', async t => {
   const calls: Array<[string, OrderOperation]> = []
@@ -181,7 +185,23 @@ const badScopes: Array<[string, unknown]> = [
   ['null', null],
   ['a string', 'yes'],
   ['a number', 1],
-  ['an array', [{ customerId: 'cus_1' }]]
+  ['an array', [{ customerId: 'cus_1' }]],
+  // A claim missing from the token: { customerId: user.customerId } with no such claim.
+  ['a customerId of undefined (a claim the token does not have)', { customerId: undefined }],
+  ['a store of undefined next to an actor', { store: undefined, actor: 'staff_1' }],
+  ['a misspelt key', { customerID: 'cus_1' }],
+  ['a key the plugin does not know', { storeId: 'eu' }],
+  ['a known key beside an unknown one', { customerId: 'cus_1', role: 'admin' }],
+  ['an empty object', {}],
+  ['an object without a prototype and without keys', Object.create(null)],
+  ['a user record', { id: 'usr_1', email: 'ada@example.com', passwordHash: '$2b$12$hash' }],
+  ['a Map', new Map([['customerId', 'cus_1']])],
+  ['a Date', new Date()],
+  ['a class instance with a customerId', new (class Session { customerId = 'cus_1' })()],
+  ['a revoked Proxy', (() => { const { proxy, revoke } = Proxy.revocable({ customerId: 'cus_1' }, {}); revoke(); return proxy })()],
+  ['a symbol key beside a customerId', { customerId: 'cus_1', [Symbol('role')]: 'admin' }],
+  ['a numeric store', { store: 7 }],
+  ['an actor with a line break', { actor: 'staff\nadmin' }]
 ]
 
 t.test('authorize giving something that is not a scope fails closed: 500 ORDER_INVALID_SCOPE, nothing read or written', async t => {
@@ -234,10 +254,30 @@ t.test('a user record returned as the scope is echoed nowhere: the body names th
   t.notOk(/\b42\b/.test(JSON.stringify(logged)), 'not even the numeric id')
 })
 
-t.test('a scope that is a valid object keeps working: customerId absent, or 1 to 128 characters', async t => {
-  for (const scope of [{}, { customerId: undefined }, { customerId: 'c'.repeat(128) }, { customerId: '😀'.repeat(128) }]) {
+t.test('a scope that is a plain object with known keys keeps working: customerId of 1 to 128 characters, store, actor', async t => {
+  for (const scope of [{ customerId: 'c'.repeat(128) }, { customerId: '😀'.repeat(128) }, { store: 'eu', actor: 'staff_1' },
+    Object.assign(Object.create(null), { actor: 'job:nightly' })]) {
     const app = await buildApp(t, { authorize: () => scope })
     t.equal((await post(app, 'createOrder', orderBody({ customerId: scope.customerId ?? 'cus_1' }))).status, 201, JSON.stringify(scope).slice(0, 30))
+  }
+})
+
+t.test('a bad scope names only the rule it broke, and the log only its shape', async t => {
+  const rules: Array<[unknown, string, string]> = [
+    [{ customerId: undefined }, 'customerId must be a string of 1 to 128 characters', '{ "customerId": undefined }'],
+    [{ customerID: 'cus_secret' }, 'it may have no key other than customerId, store and actor', '{ "customerID": string }'],
+    [{}, 'it must have at least one of customerId, store and actor; return true, never an object, to allow everything', '{}'],
+    [new Map([['customerId', 'cus_secret']]), 'it must be a plain object { customerId, store, actor }, not an array, a Map, a Date or a class instance', 'an instance of Map'],
+    [{ customerId: ['cus_secret'], roles: null }, 'customerId must be a string of 1 to 128 characters', '{ "customerId": array, "roles": null }'],
+    [Object.create(Object.create(null)), 'it must be a plain object { customerId, store, actor }, not an array, a Map, a Date or a class instance', 'an object with another prototype']
+  ]
+  for (const [scope, rule, shape] of rules) {
+    const { lines, stream } = logLines()
+    const app = await buildApp(t, { authorize: () => scope as never }, { logger: { stream } })
+    const { body } = await post(app, 'getOrderList', {})
+    t.equal(body.message, `fastify-order: authorize for getOrderList gave a scope that breaks a rule: ${rule}`)
+    t.same(lines.filter(line => line.err?.code === 'ORDER_INVALID_SCOPE').map(line => line.scopeShape), [shape])
+    t.notOk(JSON.stringify(lines).includes('cus_secret'), 'no value in the log')
   }
 })
 

@@ -4,7 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
 import orderPlugin, { memoryStorage, type OrderEvent, type OrderStorage } from '../../lib/index.js'
+import { describeFailure } from '../../lib/feed/describe-failure.js'
 import { buildApp, eventually, logLines, orderBody, testStorage, waitForEvents } from '../helper.js'
+import { oddFailures } from '../feed/odd-failures.js'
 
 const quick = { pollInterval: 20, leaseTtl: 200 }
 
@@ -177,6 +179,40 @@ t.test('a failure described with characters a database cannot keep, or at great 
   const { error } = (await app.orders.deadLetters('erp')).items[0]!
   t.equal(error.length, 1000, 'the first 1,000 characters')
   t.ok(error.startsWith('refused \uFFFD \uFFFD xxx'), 'NUL and a lone surrogate replaced')
+})
+
+t.test('a handler throwing values that describe themselves badly is retried and dead-lettered, never crashing or stalling', async t => {
+  const odd = oddFailures()
+  const { lines, stream } = logLines()
+  const app = await appOn(t, await testStorage(), { stream })
+  const attempts = new Map<string, number>()
+  app.orders.subscribe('erp', async (event) => {
+    attempts.set(event.id, (attempts.get(event.id) ?? 0) + 1)
+    throw odd[Number(event.order.customerId.slice('cus_'.length))]![1]
+  }, { from: 'start', concurrency: 4, retry: { schedule: [0, 5] }, ...quick })
+  await app.ready()
+  for (let i = 0; i < odd.length; i++) await app.orders.create(orderBody({ customerId: `cus_${i}` }))
+  const events = await waitForEvents(app, odd.length)
+  await eventually('every event is dead-lettered after its schedule', () => app.orders.subscriptions()[0]!.lastEventId === events.at(-1)!.id)
+  t.same([...attempts.values()], odd.map(() => 3), 'one attempt, then one after each delay')
+  const { items } = await app.orders.deadLetters('erp')
+  t.same(items.map(({ event, attempts, error }) => [event.order.customerId, attempts, error]), odd.map(([, thrown], i) => [`cus_${i}`, 3, describeFailure(thrown)]))
+  t.equal(lines.filter(line => line.subscription === 'erp' && line.level === 50).length, 3 * odd.length, 'each failed attempt logged')
+  t.same(app.orders.subscriptions()[0]!.inFlight, 0, 'nothing stuck in flight')
+})
+
+t.test('a handler throwing an Error whose message is null is retried with backoff until it succeeds, its failure readable', async t => {
+  const app = await buildApp(t)
+  const seen: string[] = []
+  let attempts = 0
+  app.orders.subscribe('erp', async () => {
+    seen.push(app.orders.subscriptions()[0]!.failing?.error ?? '')
+    // What `Object.assign(new Error(), await response.json())` makes of an answer `{ "message": null }`.
+    if (attempts++ < 2) throw Object.assign(new Error(), { message: null })
+  }, { from: 'start', ...quick, maxBackoff: 5 })
+  await app.orders.create(orderBody())
+  await eventually('the event is handled after two failures', () => app.orders.subscriptions()[0]!.lastEventId !== null)
+  t.same(seen, ['', 'an Error was thrown whose message is null, not a string', 'an Error was thrown whose message is null, not a string'])
 })
 
 t.test('subscriptions() shows what is in flight and how far behind the subscription is', async t => {

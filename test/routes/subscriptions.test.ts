@@ -2,7 +2,7 @@
 import Fastify from 'fastify'
 import t, { type Test } from 'tap'
 import orderPlugin, { memoryStorage, type OrderEvent, type OrderStorage } from '../../lib/index.js'
-import { buildApp, createOrder, eventually, logLines, waitForEvents } from '../helper.js'
+import { buildApp, createOrder, eventually, logLines, orderBody, waitForEvents } from '../helper.js'
 
 const quick = { pollInterval: 20, leaseTtl: 200 }
 
@@ -305,7 +305,7 @@ t.test('subscribe refuses bad arguments with ORDER_INVALID_SUBSCRIPTION', async 
     ['a handler that is not a function', ['s', 'handler'], /handler of subscription "s" must be a function/],
     ['options that are not an object', ['s', handler, 5], /options must be an object/],
     ['options that are an array', ['s', handler, []], /options must be an object like \{ from: "start" \}/],
-    ['an unknown option', ['s', handler, { form: 'start' }], /^fastify-order: subscribe: unknown option "form"; the options are from, pollInterval, leaseTtl, maxBackoff, concurrency, retry$/],
+    ['an unknown option', ['s', handler, { form: 'start' }], /^fastify-order: subscribe: unknown option "form"; the options are from, pollInterval, leaseTtl, maxBackoff, concurrency, retry, timeout$/],
     ['an unknown from', ['s', handler, { from: 'beginning' }], /from must be "now" or "start", got "beginning"/],
     ['a pollInterval of 0', ['s', handler, { pollInterval: 0 }], /^fastify-order: subscribe: pollInterval must be an integer from 1 to 2147483647 ms, got 0$/],
     ['a leaseTtl too short for the poll', ['s', handler, { pollInterval: 1000, leaseTtl: 1500 }], /leaseTtl \(1500\) must be at least twice pollInterval/],
@@ -313,7 +313,10 @@ t.test('subscribe refuses bad arguments with ORDER_INVALID_SUBSCRIPTION', async 
     // Node.js fires a timer longer than 2^31 - 1 ms at once: it would poll or renew every millisecond.
     ['a pollInterval past the longest timer', ['s', handler, { pollInterval: 2 ** 31, leaseTtl: 2 ** 33 }], /pollInterval must be an integer from 1 to 2147483647 ms, got 2147483648/],
     ['a leaseTtl past the longest timer', ['s', handler, { leaseTtl: 3e9 }], /leaseTtl must be an integer from 1 to 2147483647 ms, got 3000000000/],
-    ['a maxBackoff past the longest timer', ['s', handler, { maxBackoff: 2 ** 31 }], /maxBackoff must be an integer from 1 to 2147483647 ms, got 2147483648/]
+    ['a maxBackoff past the longest timer', ['s', handler, { maxBackoff: 2 ** 31 }], /maxBackoff must be an integer from 1 to 2147483647 ms, got 2147483648/],
+    ['a timeout of 0', ['s', handler, { timeout: 0 }], /^fastify-order: subscribe: timeout must be an integer from 1 to 2147483647 ms, got 0$/],
+    ['a timeout past the longest timer', ['s', handler, { timeout: 2 ** 31 }], /timeout must be an integer from 1 to 2147483647 ms, got 2147483648/],
+    ['a timeout that is a string', ['s', handler, { timeout: '30s' }], /timeout must be an integer from 1 to 2147483647 ms, got "30s"/]
   ]
   for (const [what, args, message] of cases) {
     t.throws(() => (app.orders.subscribe as (...args: unknown[]) => unknown)(...args), { code: 'ORDER_INVALID_SUBSCRIPTION', message }, what)
@@ -323,4 +326,47 @@ t.test('subscribe refuses bad arguments with ORDER_INVALID_SUBSCRIPTION', async 
   await app.close()
   t.throws(() => app.orders.subscribe('late', handler), { code: 'ORDER_INVALID_SUBSCRIPTION', message: /the app is closing/ })
   t.same(app.orders.subscriptions().map(subscription => subscription.name), ['taken'])
+})
+
+t.test('a handler that never answers times out: a failed attempt, its signal aborted, retried and dead-lettered by its schedule', async t => {
+  const app = await buildApp(t)
+  const calls: Array<{ customerId: string, signal: AbortSignal }> = []
+  app.orders.subscribe('stuck', (event, { signal }) => {
+    calls.push({ customerId: event.order.customerId, signal })
+    // The first order's handler never answers; the second's does at once.
+    return event.order.customerId === 'cus_stuck' ? new Promise(() => {}) : undefined
+  }, { from: 'start', ...quick, timeout: 50, retry: { schedule: [10] }, concurrency: 1 })
+  const stuck = await app.orders.create(orderBody({ customerId: 'cus_stuck' }))
+  const fine = await app.orders.create(orderBody({ customerId: 'cus_fine' }))
+  const [created, other] = await waitForEvents(app, 2)
+  await eventually('the stuck event is set aside and the other delivered', () => app.orders.subscriptions()[0]!.lastEventId === other!.id)
+  const stuckCalls = calls.filter(call => call.customerId === 'cus_stuck')
+  t.same(calls.map(call => call.customerId).slice(0, 2), ['cus_stuck', 'cus_fine'], 'its slot freed at the timeout: the next order went on')
+  t.equal(stuckCalls.length, 2, 'tried once, then once more after the delay')
+  t.ok(stuckCalls.every(call => call.signal.aborted), 'each stuck call saw its signal abort')
+  t.match(stuckCalls[0]!.signal.reason, { code: 'ORDER_HANDLER_TIMEOUT', message: 'timed out after 50 ms' })
+  t.notOk(calls.find(call => call.customerId === 'cus_fine')!.signal.aborted, 'a call that answered in time is never aborted')
+  t.match((await app.orders.deadLetters('stuck')).items, [{ event: { id: created!.id }, attempts: 2, error: 'timed out after 50 ms' }])
+  t.same([stuck.id, fine.id], [created!.order.id, other!.order.id])
+})
+
+t.test('a handler that never answers is retried forever with backoff, shown failing with its timeout', async t => {
+  const app = await buildApp(t)
+  let calls = 0
+  app.orders.subscribe('stuck', () => { calls++; return new Promise(() => {}) }, { from: 'start', ...quick, timeout: 20, maxBackoff: 5 })
+  await app.orders.create(orderBody())
+  await eventually('several attempts', () => calls >= 3)
+  t.match(app.orders.subscriptions()[0], { lastEventId: null, failing: { attempts: Number, error: 'timed out after 20 ms' } })
+})
+
+t.test('app.close() waits for a handler that never answers at most its timeout, aborts it and returns', async t => {
+  const app = await registeredApp(t, memoryStorage())
+  let signal: AbortSignal | undefined
+  app.orders.subscribe('stuck', (_event, context) => { signal = context.signal; return new Promise(() => {}) }, { from: 'start', ...quick, timeout: 300 })
+  await app.ready()
+  await app.orders.create(orderBody())
+  await eventually('the handler is called', () => signal !== undefined)
+  await app.close()
+  t.ok(signal!.aborted, 'closed, with the call aborted')
+  t.match(signal!.reason, { code: 'ORDER_HANDLER_TIMEOUT' })
 })

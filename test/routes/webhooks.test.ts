@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Webhook } from 'standardwebhooks'
 import t, { type Test } from 'tap'
 import { webhook, WebhookDeliveryError } from '../../lib/subscriptions/webhooks.js'
-import { buildApp, eventually, logLines, orderBody } from '../helper.js'
+import { buildApp, eventually, logLines, orderBody, waitForEvents } from '../helper.js'
 
 const secretOf = (bytes = 32) => `whsec_${randomBytes(bytes).toString('base64')}`
 
@@ -154,7 +154,8 @@ t.test('types limits what is sent; the others are checkpointed without a request
   const order = await app.orders.create(orderBody())
   const other = await app.orders.create(orderBody())
   await app.orders.updateStatus({ id: order.id, status: 'paid' })
-  const { items: events } = await app.orders.listEvents()
+  // On PostgreSQL the feed lists an event once older transactions have ended: wait for all three.
+  const events = await waitForEvents(app, 3)
   await eventually('the subscription passes every event', () => app.orders.subscriptions()[0]!.lastEventId === events[2]!.id)
   t.same(deliveries.map(delivery => JSON.parse(delivery.body).type), ['order.statusChanged'])
   t.equal(JSON.parse(deliveries[0]!.body).data.order.id, order.id)
@@ -177,7 +178,8 @@ t.test('bad options throw ORDER_INVALID_OPTIONS at the webhook() call, naming no
     ['a timeout of 0', { url, secret, timeout: 0 }, /^fastify-order: webhook: timeout must be an integer from 1 to 2147483647 ms, got 0$/],
     ['an unknown type', { url, secret, types: ['deleted'] }, /types must be an array of event types among "created", "statusChanged"/],
     ['headers that are not an object', { url, secret, headers: 'x' }, /headers must be an object/],
-    ['an unknown option', { url, secret, retries: 3 }, /unknown option "retries"; the options are url, secret, timeout, types, headers/],
+    ['an unknown option', { url, secret, retries: 3 }, /unknown option "retries"; the options are url, secret, timeout, types, headers, addresses/],
+    ['an unknown addresses', { url, secret, addresses: 'external' }, /addresses must be "any" or "public", got "external"/],
     ['a header that is not a string', { url, secret, headers: { 'x-n': 1 } }, /header "x-n" must be a header name with a one-line string value/],
     ['a header value with a line break', { url, secret, headers: { 'x-key': 'abc\r\nx-evil: 1' } }, /header "x-key" must be a header name with a one-line string value/],
     ['a header fetch sets itself', { url, secret, headers: { 'Content-Length': '1' } }, /header "Content-Length" is one fetch sets itself or refuses/],
@@ -197,4 +199,58 @@ t.test('bad options throw ORDER_INVALID_OPTIONS at the webhook() call, naming no
     t.notOk(thrown?.message.includes(secret.slice(6)), `${what}: no secret in the message`)
     t.notOk(thrown?.message.includes('S3CRET'), `${what}: no password or token of the url in the message`)
   }
+})
+
+t.test('a receiver that never answers is cut off when the subscription\'s timeout aborts the call', async t => {
+  let closed = 0
+  const hanging = await receiver(t, (_delivery, response) => new Promise(resolve => {
+    response.on('close', () => { closed++; resolve() })
+  }))
+  const app = await buildApp(t)
+  // The webhook's own timeout is the longest there is: only the subscription's signal can end the request.
+  app.orders.subscribe('erp', webhook({ url: hanging.url, secret: secretOf(), timeout: 2 ** 31 - 1 }), { from: 'start', pollInterval: 20, leaseTtl: 200, timeout: 100, maxBackoff: 50 })
+  await app.orders.create(orderBody())
+  await eventually('the receiver sees the request end', () => closed >= 1)
+  t.match(app.orders.subscriptions()[0]!.failing, { error: 'timed out after 100 ms' })
+})
+
+// Internal addresses a URL may name literally, in every form the URL parser reads as one.
+const internalUrls = [
+  'http://169.254.169.254/latest/meta-data/', 'http://127.0.0.1:5432/', 'http://127.0.0.2/',
+  'http://[::1]/', 'http://2130706433/', 'http://0x7f.0.0.1/', 'http://0177.0.0.1/', 'http://[::ffff:127.0.0.1]/', 'http://[::ffff:a9fe:a9fe]/',
+  'http://[64:ff9b::a9fe:a9fe]/', 'http://10.0.0.8/', 'http://172.16.5.4/', 'http://192.168.0.1/', 'http://100.64.0.1/', 'http://0.0.0.0/',
+  'http://[::]/', 'http://[fd00::1]/', 'http://[fe80::1]/', 'http://224.0.0.1/', 'http://255.255.255.255/'
+]
+
+t.test('addresses: \'public\' refuses a URL naming an internal address at the webhook() call; the default takes it', async t => {
+  const secret = secretOf()
+  for (const url of internalUrls) {
+    t.throws(() => webhook({ url, secret, addresses: 'public' }), { code: 'ORDER_INVALID_OPTIONS', message: /^fastify-order: webhook: url names (an?|the) .*address.*, which addresses: 'public' refuses$/ }, url)
+    t.doesNotThrow(() => webhook({ url, secret }), `${url} with the default`)
+    t.doesNotThrow(() => webhook({ url, secret, addresses: 'any' }), `${url} with addresses: 'any'`)
+  }
+  t.doesNotThrow(() => webhook({ url: 'https://erp.example/hooks', secret, addresses: 'public' }), 'a host name is checked at each delivery')
+})
+
+t.test('addresses: \'public\' refuses a host name that resolves to an internal address, before any connection; retried and set aside like any failure', async t => {
+  const local = await receiver(t)
+  const url = local.url.replace('127.0.0.1', 'localhost')
+  const { lines, stream } = logLines()
+  const app = await buildApp(t, {}, { logger: { stream } })
+  app.orders.subscribe('erp', webhook({ url, secret: secretOf(), addresses: 'public' }), { from: 'start', pollInterval: 20, leaseTtl: 200, retry: { schedule: [0] } })
+  const order = await app.orders.create(orderBody())
+  await eventually('set aside after two refused attempts', async () => (await app.orders.deadLetters('erp')).items.length === 1)
+  const [letter] = (await app.orders.deadLetters('erp')).items
+  t.match(letter, { event: { order: { id: order.id } }, attempts: 2, error: /^webhook to http:\/\/localhost:\d+\/hooks\/orders: the host resolves to a loopback address, which addresses: 'public' refuses$/ })
+  t.equal(local.deliveries.length, 0, 'the receiver got nothing')
+  t.equal(lines.filter(line => line.subscription === 'erp' && line.level === 50).length, 2, 'each refusal logged')
+  t.notOk(JSON.stringify(lines).includes('127.0.0.1'), 'no resolved address in the log')
+})
+
+t.test('the default addresses: \'any\' still delivers to a host name of this machine', async t => {
+  const local = await receiver(t)
+  const app = await buildApp(t)
+  app.orders.subscribe('erp', webhook({ url: local.url.replace('127.0.0.1', 'localhost'), secret: secretOf() }), { from: 'start', pollInterval: 20, leaseTtl: 200 })
+  await app.orders.create(orderBody())
+  await eventually('delivered', () => local.deliveries.length === 1)
 })

@@ -7,7 +7,8 @@ import Fastify from 'fastify'
 import t from 'tap'
 import { codes } from '../../lib/errors.js'
 import { orderPlugin, type OrderEvent, type OrderPluginOptions } from '../../lib/index.js'
-import { errorTypeOf, loadTelemetry, noTelemetry } from '../../lib/telemetry/telemetry.js'
+import { failureType } from '../../lib/feed/describe-failure.js'
+import { loadTelemetry, noTelemetry } from '../../lib/telemetry/telemetry.js'
 
 const ALLOWED_ATTRIBUTES = ['order.id', 'order.event.type', 'order.subscription', 'error.type']
 
@@ -179,7 +180,7 @@ t.test('with the SDK', async t => {
       [new (class {})(), 'unknown'],
       [hostile, 'unknown']
     ]
-    for (const [value, type] of thrown) t.equal(errorTypeOf(value), type, String(type))
+    for (const [value, type] of thrown) t.equal(failureType(value), type, String(type))
     // eslint-disable-next-line no-throw-literal -- what a careless handler throws
     await t.rejects(telemetry.span('order.list', async () => { throw null }))
     const [span] = finishedSpans()
@@ -292,6 +293,7 @@ t.test('with the SDK', async t => {
     t.equal((await app.inject({ method: 'POST', url: '/order/createOrder', payload: { customerId: 'cus_secret' } })).statusCode, 400)
     t.equal((await app.inject({ method: 'POST', url: '/order/updateOrderStatus', payload: { id: order.id, status: 'paid' } })).statusCode, 200)
     t.equal((await app.inject({ method: 'POST', url: '/order/updateOrderStatus', payload: { id: 'ord_missing', status: 'paid' } })).statusCode, 404)
+    t.equal((await app.inject({ method: 'POST', url: '/order/updateOrderStatus', payload: { id: order.id, status: 'pending' } })).statusCode, 409)
     t.equal((await app.inject({ method: 'POST', url: '/order/getOrderList', payload: { filter: { customerId: 'cus_secret' } } })).statusCode, 200)
     t.equal((await app.inject({ method: 'POST', url: '/order/getOrderList', headers: { 'x-user': 'bad' } })).statusCode, 500)
     // Before validation, no span: the body was never read.
@@ -303,7 +305,8 @@ t.test('with the SDK', async t => {
       ['order.create', SpanStatusCode.UNSET, { 'order.id': order.id }],
       ['order.create', SpanStatusCode.ERROR, { 'error.type': 'FST_ERR_VALIDATION' }],
       ['order.update_status', SpanStatusCode.UNSET, { 'order.id': order.id }],
-      ['order.update_status', SpanStatusCode.ERROR, { 'order.id': 'ord_missing', 'error.type': 'ORDER_NOT_FOUND' }],
+      ['order.update_status', SpanStatusCode.ERROR, { 'error.type': 'ORDER_NOT_FOUND' }],
+      ['order.update_status', SpanStatusCode.ERROR, { 'order.id': order.id, 'error.type': 'ORDER_INVALID_TRANSITION' }],
       ['order.list', SpanStatusCode.UNSET, {}],
       ['order.list', SpanStatusCode.ERROR, { 'error.type': 'ORDER_INVALID_SCOPE' }]
     ])
@@ -327,6 +330,7 @@ t.test('with the SDK', async t => {
         await app.orders.updateStatus({ id: order.id, status: 'paid' })
         await app.orders.list({ filter: { customerId: 'cus_secret' } })
         await t.rejects(app.orders.list({ limit: 0 }), { code: 'FST_ERR_VALIDATION' })
+        await t.rejects(app.orders.updateStatus({ id: 'ord_client_text', status: 'paid' }), { code: 'ORDER_NOT_FOUND' })
         return { order, id: job.spanContext().spanId }
       } finally {
         job.end()
@@ -337,7 +341,8 @@ t.test('with the SDK', async t => {
       ['order.create', SpanStatusCode.UNSET, { 'order.id': job.order.id }, job.id],
       ['order.update_status', SpanStatusCode.UNSET, { 'order.id': job.order.id }, job.id],
       ['order.list', SpanStatusCode.UNSET, {}, job.id],
-      ['order.list', SpanStatusCode.ERROR, { 'error.type': 'FST_ERR_VALIDATION' }, job.id]
+      ['order.list', SpanStatusCode.ERROR, { 'error.type': 'FST_ERR_VALIDATION' }, job.id],
+      ['order.update_status', SpanStatusCode.ERROR, { 'error.type': 'ORDER_NOT_FOUND' }, job.id]
     ])
     const found = await collected()
     t.same(pointsOf(found.get('fastify_order.orders.created')), [[{}, 1]])

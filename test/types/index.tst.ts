@@ -122,10 +122,15 @@ test('the event feed and subscriptions are typed, and an event narrows on its ty
   }, { from: 'start', pollInterval: 500 })
   expect(app.orders.subscribe).type.not.toBeCallableWith('s', () => {}, { from: 'beginning' })
   expect(app.orders.subscribe).type.not.toBeCallableWith('s', () => {}, { pollIntervall: 5 })
+  app.orders.subscribe('mails', async (_event, { signal }) => {
+    expect(signal).type.toBe<AbortSignal>()
+  }, { timeout: 5000 })
+  expect(app.orders.subscribe).type.not.toBeCallableWith('s', () => {}, { timeout: '5s' })
 })
 
 test('deliveries that keep up: concurrency, a retry schedule, dead letters and the lag are typed', () => {
-  const handler = webhook({ url: 'https://erp.example/hooks', secret: 'whsec_x' })
+  const handler = webhook({ url: 'https://erp.example/hooks', secret: 'whsec_x', addresses: 'public' })
+  expect(webhook).type.not.toBeCallableWith({ url: 'https://erp.example/hooks', secret: 'whsec_x', addresses: 'private' })
   expect(app.orders.subscribe('erp', handler, { concurrency: 32, retry: { schedule: webhookRetrySchedule } })).type.toBe<OrderService>()
   expect(app.orders.subscribe).type.toBeCallableWith('s', handler, { retry: 'forever' })
   expect(app.orders.subscribe).type.not.toBeCallableWith('s', handler, { retry: 'never' })

@@ -65,8 +65,12 @@ function pageIndexes () {
     if (orders === undefined) byIndex[index]!.set(key, orders = [])
     return orders
   }
-  // References walk in page order too, one run per reference across customers.
+  // References walk in page order too, one run per reference across customers, and one per store and
+  // reference (joined by a NUL, which no store key holds), so a store's page never walks other stores'.
   const byReference = new Map<string, Order[]>()
+  const byStoreReference = new Map<string, Order[]>()
+  const runIn = (runs: Map<string, Order[]>, key: string) => runs.get(key) ?? runs.set(key, []).get(key)!
+  const storeReference = (store: string, reference: string) => `${store}\u0000${reference}`
   const statuses = new Set<string>()
   return {
     add (order: Order): void {
@@ -75,7 +79,9 @@ function pageIndexes () {
         const key = runKey(order.status, fields, order)
         if (key !== undefined) insert(runOf(i, key), order)
       })
-      if (order.reference !== undefined) insert(byReference.get(order.reference) ?? byReference.set(order.reference, []).get(order.reference)!, order)
+      if (order.reference === undefined) return
+      insert(runIn(byReference, order.reference), order)
+      if (order.store !== undefined) insert(runIn(byStoreReference, storeReference(order.store, order.reference)), order)
     },
     /** Puts `order` where `previous` (the same order, another version) was. */
     replace (previous: Order, order: Order): void {
@@ -91,11 +97,16 @@ function pageIndexes () {
           insert(runOf(i, after), order)
         }
       })
-      if (order.reference !== undefined) swap(byReference.get(order.reference)!, order)
+      if (order.reference === undefined) return
+      swap(byReference.get(order.reference)!, order)
+      if (order.store !== undefined) swap(byStoreReference.get(storeReference(order.store, order.reference))!, order)
     },
     /** A page walked from the runs that hold exactly the query's orders, or from a reference's run checking the rest. */
     page (query: StorageListQuery): Order[] {
-      if (query.reference !== undefined) return mergePage([byReference.get(query.reference)], query, order => matches(order, query))
+      if (query.reference !== undefined) {
+        const run = query.store === undefined ? byReference.get(query.reference) : byStoreReference.get(storeReference(query.store, query.reference))
+        return mergePage([run], query, order => matches(order, query))
+      }
       const index = indexOf(query)
       const fields = INDEXED[index]!
       const runs = byIndex[index]!

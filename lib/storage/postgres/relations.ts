@@ -13,7 +13,8 @@ export function relationsOf ({ orders, keys, events, subscriptions, schema, numb
     [bare(numbers), 'S'],
     ...[
       indexes.created, indexes.customer, indexes.status, indexes.customerStatus, indexes.number, indexes.referenceCreated,
-      indexes.storeReference, indexes.storeCreated, indexes.storeCustomer, indexes.storeStatus, indexes.storeCustomerStatus
+      indexes.storeReference, indexes.storeCreated, indexes.storeCustomer, indexes.storeStatus, indexes.storeCustomerStatus,
+      indexes.storeReferenceCreated
     ].map((index): [string, 'i', string] => [bare(index), 'i', bare(orders)]),
     [bare(indexes.keysExpiry), 'i', bare(keys)],
     [bare(indexes.feed), 'i', bare(events)],

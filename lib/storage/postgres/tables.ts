@@ -49,6 +49,8 @@ export interface Tables {
     storeStatus: string
     /** ...and (store, customer_id, status, created_at, id). */
     storeCustomerStatus: string
+    /** (store, reference, created_at, id), partial on orders with both: a store's orders of one reference, in page order. */
+    storeReferenceCreated: string
     /** (name, epoch, tx, seq): a subscription's dead letters in feed order. */
     deadLettersFeed: string
   }
@@ -86,6 +88,7 @@ export function tablesOf (table: string): Tables {
       storeCustomer: quote(`${table}_store_customer_created_idx`),
       storeStatus: quote(`${table}_store_status_created_idx`),
       storeCustomerStatus: quote(`${table}_store_customer_status_idx`),
+      storeReferenceCreated: quote(`${table}_store_reference_created_idx`),
       deadLettersFeed: quote(`${table}_dead_letters_feed_idx`)
     }
   }

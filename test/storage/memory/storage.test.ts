@@ -2,6 +2,7 @@ import t from 'tap'
 import { storeEvent } from '../../../lib/storage/conformance/fixtures.js'
 import { createdEvent } from '../../../lib/feed/events.js'
 import { memoryStorage } from '../../../lib/index.js'
+import type { Order } from '../../../lib/index.js'
 import { buildApp, createOrder, storedOrder, storeOrder } from '../../helper.js'
 
 t.test('memoryStorage refuses a second order with an id it already holds', async t => {
@@ -48,4 +49,28 @@ t.test('memoryStorage purges expired idempotency keys a batch at a time, however
   const replay = await storeOrder(storage, storedOrder({ createdAt: now }), claim('k0', '2026-01-10T00:00:00.000Z'))
   t.match(replay, { created: false, order: takenOver }, 'the taken-over key still answers with its order')
   t.match(await storeOrder(storage, storedOrder({ createdAt: now }), claim('k5', '2026-01-10T00:00:00.000Z')), { created: true }, 'a purged key is free')
+})
+
+t.test('a store\'s page of a reference walks only that store\'s orders of it, however many other stores share it', async t => {
+  const storage = memoryStorage()
+  let walked = 0
+  /** Stores an order and counts each time a page reads its store: a walk over it reads it once. */
+  async function counted (order: Order) {
+    const result = await storeOrder(storage, order)
+    const stored = (result as { order: Order }).order
+    const { store } = stored
+    Object.defineProperty(stored, 'store', { get () { walked++; return store }, enumerable: true })
+    return stored
+  }
+  const minute = (i: number) => new Date(Date.parse('2026-01-01T00:00:00.000Z') + i * 60_000).toISOString()
+  for (let i = 0; i < 2000; i++) await counted(storedOrder({ customerId: `cus_${i}`, reference: 'cart_1', store: `shop_${i % 50}`, createdAt: minute(i) }))
+  for (let i = 0; i < 3; i++) await counted(storedOrder({ customerId: `cus_eu_${i}`, reference: 'cart_1', store: 'eu', createdAt: minute(i) }))
+  walked = 0
+  const page = await storage.list({ reference: 'cart_1', store: 'eu', order: 'desc', limit: 21 })
+  t.same(page.map(order => order.customerId), ['cus_eu_2', 'cus_eu_1', 'cus_eu_0'])
+  t.equal(walked, 3, 'the other stores\' 2,000 orders of the reference are never walked')
+  walked = 0
+  t.equal((await storage.list({ reference: 'cart_1', store: 'shop_7', statuses: ['pending'], order: 'asc', limit: 50 })).length, 40, 'a status is checked on them')
+  t.equal(walked, 40, 'on the store\'s 40 orders of the reference only')
+  t.equal((await storage.list({ reference: 'cart_1', order: 'asc', limit: 5 })).length, 5, 'a reference alone still walks every store')
 })

@@ -10,6 +10,7 @@ const LIMIT = 21
 const ROWS = 20_000
 
 const CUSTOMERS = 50
+const SHARED = 8_000
 
 // A shop with history: the 30 oldest orders are "shipped" (a rare status, at the old end), the rest are
 // pending, paid or cancelled; 50 customers, one order a minute, numbered in that order. Every 50 orders
@@ -25,6 +26,12 @@ await db.client.query(`INSERT INTO "${table}" (id, customer_id, status, created_
     CASE WHEN i % 7 = 0 THEN NULL ELSE 'ref_' || (i / ${CUSTOMERS}) END,
     CASE WHEN i BETWEEN 31 AND 60 THEN 'outlet' ELSE (ARRAY['eu', 'us', NULL])[1 + (i / ${CUSTOMERS}) % 3] END, '{}'
   FROM generate_series(1, ${ROWS}) AS i ORDER BY i`, [])
+// One reference many stores share: SHARED orders of other stores, and a few of "eu" among them.
+await db.client.query(`INSERT INTO "${table}" (id, customer_id, status, created_at, version, reference, store, document)
+  SELECT md5('shared' || i), 'cus_shared_' || i, 'paid',
+    to_char(timestamp '2026-01-01' + i * interval '1 minute' + interval '30 seconds', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 1,
+    'ref_shared', CASE WHEN i % 400 = 0 THEN 'eu' ELSE 'shop_' || (i % 97) END, '{}'
+  FROM generate_series(1, ${SHARED}) AS i ORDER BY i`, [])
 await db.client.query(`ANALYZE "${table}"`, [])
 
 const minute = (i: number) => new Date(Date.parse('2026-01-01T00:00:00.000Z') + i * 60_000).toISOString()
@@ -89,7 +96,12 @@ const filters: Record<string, Partial<StorageListQuery>> = {
   'store and ids': { store: 'us', ids: some },
   'store and a reference': { store: 'us', reference: 'ref_200' },
   'store, reference and customer': { store: 'eu', reference: 'ref_201', customerId: 'cus_1' },
-  'another store, reference and customer': { store: 'us', reference: 'ref_201', customerId: 'cus_1' }
+  'another store, reference and customer': { store: 'us', reference: 'ref_201', customerId: 'cus_1' },
+  // A store's page of a reference thousands of other stores' orders share: they are never walked.
+  'store and a reference other stores share': { store: 'eu', reference: 'ref_shared' },
+  'store, a status and a reference other stores share': { store: 'eu', reference: 'ref_shared', statuses: ['paid'] },
+  'another store and a reference other stores share': { store: 'us', reference: 'ref_shared' },
+  'store, customer and a reference other stores share': { store: 'eu', reference: 'ref_shared', customerId: 'cus_shared_400' }
 }
 
 /**
@@ -103,19 +115,21 @@ function indexOf (filter: Partial<StorageListQuery>): RegExp | undefined {
   const named = (index: string) => new RegExp(`^${table}_${index}$`)
   if (filter.number !== undefined) return named('number_idx')
   if (filter.ids !== undefined) return named('pkey')
-  if (filter.reference !== undefined) return named(filter.customerId === undefined ? 'reference_created_idx' : 'customer_reference_store_idx')
+  if (filter.reference !== undefined && filter.customerId !== undefined) return named('customer_reference_store_idx')
+  if (filter.reference !== undefined) return named(filter.store === undefined ? 'reference_created_idx' : 'store_reference_created_idx')
   if (filter.store !== undefined) return named('store_\\w+_idx')
   return undefined
 }
 
 /**
  * The rows a page may read and throw away, beyond about a page per walk: the given ids, the one order a
- * number names or a customer's reference names per store, or with a reference alone and statuses or a
- * store, the orders of that reference (one per customer at most, here).
+ * number names or a customer's reference names in a store, or with a reference and statuses, the
+ * orders of that reference (of the store, with one; one per customer at most, here).
  */
 function removableOf (filter: Partial<StorageListQuery>): number {
   if (filter.ids !== undefined) return some.length
-  if (filter.reference !== undefined && filter.customerId === undefined && (filter.statuses !== undefined || filter.store !== undefined)) return CUSTOMERS
+  // With a store, that store's orders of the reference (the SHARED of other stores are never read).
+  if (filter.reference !== undefined && filter.customerId === undefined && filter.statuses !== undefined) return CUSTOMERS
   return filter.number !== undefined || filter.reference !== undefined ? 1 : 0
 }
 

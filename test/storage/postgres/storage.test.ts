@@ -29,7 +29,8 @@ t.test('init creates the tables and indexes, and instances starting at once on o
     `${table}_events_feed_idx`, `${table}_events_pkey`,
     `${table}_idempotency_keys_expires_idx`, `${table}_idempotency_keys_pkey`, `${table}_number_idx`, `${table}_pkey`,
     `${table}_reference_created_idx`, `${table}_schema_pkey`, `${table}_status_created_idx`,
-    `${table}_store_created_idx`, `${table}_store_customer_created_idx`, `${table}_store_customer_status_idx`, `${table}_store_status_created_idx`,
+    `${table}_store_created_idx`, `${table}_store_customer_created_idx`, `${table}_store_customer_status_idx`, `${table}_store_reference_created_idx`,
+    `${table}_store_status_created_idx`,
     `${table}_subscriptions_pkey`
   ])
   const order = storedOrder()

@@ -149,6 +149,24 @@ t.test(`a database of layout version 3 upgrades to stores in place: nothing chan
   t.equal(received.at(-1)!.order.id, eu.id)
 })
 
+t.test(`a database of layout version 5 gets the index of a store's references, built concurrently, and its pages use it (${db.server ? 'server' : 'PGlite'})`, async t => {
+  const table = db.freshTable()
+  for (const step of postgresSchemaSql({ table }).filter(step => step.version <= 5)) {
+    for (const statement of step.statements) await runStatement(statement)
+  }
+  const [step6] = postgresSchemaSql({ table, from: 5 })
+  t.match(step6, { version: 6, statements: [/^CREATE INDEX CONCURRENTLY IF NOT EXISTS "\w+_store_reference_created_idx" ON "\w+" \(store, reference, created_at, id\)/] })
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(orderPlugin, { storage: postgresStorage({ client: db.client, table }) })
+  await app.ready()
+  t.same((await db.client.query(`SELECT version FROM "${table}_schema"`, [])).rows, [{ version: POSTGRES_SCHEMA_VERSION }])
+  t.same((await db.client.query('SELECT i.indisvalid AS valid FROM pg_index AS i WHERE i.indexrelid = to_regclass($1)', [`"${table}_store_reference_created_idx"`])).rows, [{ valid: true }])
+  const eu = await app.orders.create(orderBody({ reference: 'cart_1', store: 'eu' }))
+  await app.orders.create(orderBody({ reference: 'cart_1', store: 'us' }))
+  t.same((await app.orders.list({ filter: { reference: 'cart_1' } }, { scope: { store: 'eu' } })).items.map(order => order.id), [eu.id])
+})
+
 t.test('a database upgraded by a newer release is refused before anything is written', async t => {
   const table = db.freshTable()
   await postgresStorage({ client: db.client, table }).init!()

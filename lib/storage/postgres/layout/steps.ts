@@ -6,10 +6,11 @@ import { version2 } from './version-2.js'
 import { version3 } from './version-3.js'
 import { version4 } from './version-4.js'
 import { version5 } from './version-5.js'
+import { version6 } from './version-6.js'
 
 export { REPEAT, type SchemaStep } from './step.js'
 
-const STEPS = [version1, version2, version3, version4, version5]
+const STEPS = [version1, version2, version3, version4, version5, version6]
 
 /** Every step, in order; the last one's version is the layout this release writes. */
 export function schemaSteps (tables: Tables): SchemaStep[] {

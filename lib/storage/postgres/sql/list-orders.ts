@@ -20,7 +20,7 @@ export function listOrders ({ orders }: Tables, query: Run): OrdersCapability['l
     const param = (value: unknown, type: string) => `$${params.push(value)}::${type}`
     const conditions: string[] = []
     // The columns the filter fixes lead the index that serves the page: (store?, customer_id?, status?,
-    // created_at, id), or (reference, created_at, id).
+    // created_at, id), or (store?, reference, created_at, id).
     const fixedColumns: string[] = []
     const fixedValues: string[] = []
     // A check is a condition no index serves (a btree never matches `… IS TRUE`): applied to the rows the
@@ -39,16 +39,22 @@ export function listOrders ({ orders }: Tables, query: Run): OrdersCapability['l
       if (ids !== undefined) where('ids', `id = ANY(${param(ids.map(columnText), 'text[]')})`)
       if (customerId !== undefined) where('reference', `customer_id = ${param(columnText(customerId), 'text')}`)
       if (reference !== undefined) where('reference', `reference IS NOT NULL AND reference = ${param(columnText(reference), 'text')}`)
+      // The unique index's third column: under a store, the one order of that store, not one per store.
+      if (named === 'reference' && store !== undefined) conditions.push(`coalesce(store, '') = ${param(columnText(store), 'text')}`)
+      else storeCheck()
       statusCheck()
-      storeCheck()
     } else if (reference !== undefined) {
-      // The orders of one reference, one per customer and store at most: walked in page order, statuses
-      // and the store a check.
+      // The orders of one reference (of one store, when a store is given: other stores' orders of it are
+      // never walked), one per customer at most: walked in page order, statuses a check.
+      if (store !== undefined) {
+        fixedColumns.push('store')
+        fixedValues.push(param(columnText(store), 'text'))
+        conditions.push('store IS NOT NULL')
+      }
       fixedColumns.push('reference')
       fixedValues.push(param(columnText(reference), 'text'))
       conditions.push('reference IS NOT NULL')
       statusCheck()
-      storeCheck()
     } else {
       // A store's indexes hold only orders with one (partial): the condition lets the planner use them.
       if (store !== undefined) {
