@@ -137,7 +137,7 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75,
 
 function telemetryOf (api: Api, tracing: boolean): Telemetry {
   const { context, trace, SpanKind, SpanStatusCode } = api
-  const { version } = createRequire(import.meta.url)('../package.json') as { version: string }
+  const { version } = createRequire(import.meta.url)('../../package.json') as { version: string }
   // The meter is the one registered now (the API has no proxy for it), so the SDK starts before the plugin.
   const tracer = trace.getTracer(NAME, version)
   const meter = api.metrics.getMeter(NAME, version)
