@@ -29,13 +29,13 @@ async function versionOf ({ run }: Session, { schema, orders, name }: Tables): P
  * server releases it too should the connection die). Instances starting together wait for one
  * another and find the work done.
  */
-export async function upgradeSchema (client: MysqlClient, tables: Tables): Promise<void> {
+export async function upgradeSchema (client: MysqlClient, tables: Tables, wait = UPGRADE_WAIT): Promise<void> {
   const connection = await client.getConnection()
   const session = sessionOf(connection)
   try {
     const [{ locked }] = await session.run<{ locked: number | string | null }>(
-      'SELECT GET_LOCK(CONCAT(\'fastify-order:\', DATABASE(), \'.\', ?), ?) AS locked', [tables.name, UPGRADE_WAIT]) as [{ locked: number | null }]
-    if (Number(locked) !== 1) throw new codes.ORDER_INVALID_OPTIONS(`mysqlStorage table "${tables.name}": another instance held the upgrade lock for ${UPGRADE_WAIT} s`)
+      'SELECT GET_LOCK(CONCAT(\'fastify-order:\', DATABASE(), \'.\', ?), ?) AS locked', [tables.name, wait]) as [{ locked: number | null }]
+    if (Number(locked) !== 1) throw new codes.ORDER_INVALID_OPTIONS(`mysqlStorage table "${tables.name}": another instance held the upgrade lock for ${wait} s`)
     try {
       const from = await versionOf(session, tables)
       if (from > SCHEMA_VERSION) throw new codes.ORDER_SCHEMA_NEWER(from, SCHEMA_VERSION)

@@ -14,8 +14,7 @@ export function listEvents ({ events }: Tables, session: Session, sequence: () =
     if (after === undefined) return (await session.run<{ payload: string }>(firstEvents, [limit])).map(row => JSON.parse(row.payload))
     const [named] = await session.run<{ position: string | null }>(positionOf, [after])
     if (named === undefined) return undefined
-    // An event not positioned yet was never listed: nothing comes after it yet.
-    if (named.position === null) return []
+    // An event not positioned yet was never listed: nothing is after it yet (`position > NULL` is no row).
     return (await session.run<{ payload: string }>(eventsAfter, [named.position, limit])).map(row => JSON.parse(row.payload))
   }
 }
