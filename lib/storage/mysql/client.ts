@@ -61,10 +61,10 @@ export function lostRace (err: unknown): boolean {
 
 /** The name of the unique key that refused a duplicate, or undefined for any other error. */
 export function duplicateKey (err: unknown): string | undefined {
-  const { errno, sqlMessage } = (err ?? {}) as { errno?: unknown, sqlMessage?: unknown }
-  if (errno !== 1062 || typeof sqlMessage !== 'string') return undefined
+  const { errno, sqlMessage } = Object(err) as { errno?: unknown, sqlMessage?: unknown }
+  if (errno !== 1062) return undefined
   // "Duplicate entry '…' for key 'name'" (MySQL 8 says 'table.name').
-  const key = /for key '([^']*)'$/.exec(sqlMessage)?.[1]
+  const key = /for key '([^']*)'$/.exec(String(sqlMessage))?.[1]
   return key?.slice(key.lastIndexOf('.') + 1)
 }
 

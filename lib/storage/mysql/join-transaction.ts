@@ -13,6 +13,9 @@ import type { Tables } from './tables.js'
 const FIRST_LOOK = 5
 const LONGEST_LOOK = 500
 
+// What NOWAIT answers while another transaction holds the row: MariaDB's 1205, MySQL's 3572.
+const IN_PROGRESS = new Set([1205, 3572])
+
 /**
  * Whether the transaction that wrote the event `eventId` has ended, and how, asked on the storage's
  * own pool: a locking read of the event that does not wait (`FOR UPDATE NOWAIT`, in both MySQL 8 and
@@ -22,16 +25,22 @@ const LONGEST_LOOK = 500
 export function settledOf ({ events }: Tables, pool: MysqlClient): JoinedStorage['settled'] {
   const { run } = sessionOf(pool)
   const look = `SELECT 1 AS found FROM ${events} WHERE id = ? FOR UPDATE NOWAIT`
-  return async (eventId, signal) => {
-    for (let wait = FIRST_LOOK; ; wait = Math.min(wait * 2, LONGEST_LOOK)) {
-      await sleep(wait, undefined, { signal })
-      try {
-        return (await run(look, [eventId])).length === 1
-      } catch (err) {
-        // MariaDB answers a lock it would wait for with 1205, MySQL with 3572.
-        if (!lostRace(err) && (err as { errno?: unknown }).errno !== 3572) throw err
-      }
+  /** Whether the event is there, or undefined while its transaction runs. */
+  const lookAt = async (eventId: string): Promise<boolean | undefined> => {
+    try {
+      return (await run(look, [eventId])).length === 1
+    } catch (err) {
+      if (!IN_PROGRESS.has((err as { errno?: number }).errno!)) throw err
+      return undefined
     }
+  }
+  return async (eventId, signal) => {
+    let committed: boolean | undefined
+    for (let wait = FIRST_LOOK; committed === undefined; wait = Math.min(wait * 2, LONGEST_LOOK)) {
+      await sleep(wait, undefined, { signal })
+      committed = await lookAt(eventId)
+    }
+    return committed
   }
 }
 
@@ -50,9 +59,9 @@ export function joinTransaction (tables: Tables, settled: JoinedStorage['settled
   }
   const session: Session = sessionOf(given as Parameters<typeof sessionOf>[0])
   const transaction: Transaction = work => work(session)
-  const replace = replaceOrder(tables, transaction, undefined, true)
+  const replace = replaceOrder(tables, transaction, true)
   return {
-    create: createOrder(tables, transaction, undefined, true),
+    create: createOrder(tables, transaction, true),
     get: getOrder(tables, session),
     list: listOrders(tables, session),
     async replace (order, expectedVersion, event) {

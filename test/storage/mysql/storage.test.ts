@@ -4,8 +4,10 @@ import mysql from 'mysql2/promise'
 import t from 'tap'
 import { createdEvent } from '../../../lib/feed/events.js'
 import { orderPlugin } from '../../../lib/index.js'
-import { claimOf, ids, moved, orderOf, readFeed, replaceOrder, storeEvent, storeOrder } from '../../../lib/storage/conformance/fixtures.js'
+import { FAR_FUTURE, claimOf, ids, moved, orderOf, readFeed, replaceOrder, storeEvent, storeOrder } from '../../../lib/storage/conformance/fixtures.js'
 import { mysqlStorage, type MysqlClient } from '../../../lib/storage/mysql/mysql-storage.js'
+import { sequenceEvents } from '../../../lib/storage/mysql/sql/sequence-events.js'
+import { tablesOf } from '../../../lib/storage/mysql/tables.js'
 import { mysqlUrl, testMysql } from '../../mysql-helper.js'
 
 if (mysqlUrl === '') t.plan(0, 'MYSQL_URL is not set: no MariaDB or MySQL server to test on')
@@ -109,10 +111,12 @@ else {
     const order = orderOf()
     t.equal((await storeOrder(storage, order)).created, true, 'created after three deadlocks')
     t.equal(retried.failures(), 3)
+    const claiming = failing(/INSERT INTO `[^`]*_idempotency_keys`/, 1, deadlock)
+    t.equal((await storeOrder(mysqlStorage({ client: claiming, table }), orderOf(), claimOf('key-retried'))).created, true, 'a claim too')
     t.same(await storage.get(order.id), order)
     const timeouts = failing(/^UPDATE `[^`]*` SET customer_id/, 2, () => ({ errno: 1205, code: 'ER_LOCK_WAIT_TIMEOUT' }))
     t.equal(await replaceOrder(mysqlStorage({ client: timeouts, table }), moved(order, 'paid'), 1), true, 'replaced after two lock wait timeouts')
-    t.equal((await readFeed(storage, 2)).length, 2, 'one event per change, none of the rolled-back attempts')
+    t.equal((await readFeed(storage, 3)).length, 3, 'one event per change, none of the rolled-back attempts')
 
     const forever = failing(/INSERT INTO `[^`]*_events`/, Infinity, deadlock)
     const app = Fastify()
@@ -122,7 +126,7 @@ else {
     t.equal(response.statusCode, 503)
     t.equal(response.json().code, 'ORDER_STORAGE_UNAVAILABLE')
     t.equal(forever.failures(), 6, 'the first attempt and five retries')
-    t.same(ids(await storage.list({ order: 'asc', limit: 10 })), [order.id], 'nothing half-written')
+    t.equal((await storage.list({ order: 'asc', limit: 10 })).length, 2, 'nothing half-written')
   })
 
   t.test('a connection lost halfway is 503 with nothing written, and is not given back to the pool', async t => {
@@ -178,5 +182,51 @@ else {
     t.equal(await storage.redeliver('gone', []), 0, 'no ids, no dead letter')
     await db.client.query(`DELETE FROM \`${table}_subscriptions\` WHERE name = 'gone'`)
     t.same(await storage.inspectSubscription('gone', 10), { lagEvents: 0, oldestAt: null, deadLetters: 1 })
+  })
+
+  t.test('a create that finds a live claim whose order is not there says the key is in progress', async t => {
+    const table = db.freshTable()
+    const storage = mysqlStorage({ client: db.client, table })
+    await storage.init()
+    const first = orderOf()
+    await storeOrder(storage, first, claimOf('k'))
+    /** A pool whose connections run `meanwhile` once, on another connection, before the claim is read. */
+    const racing = (meanwhile: string): MysqlClient => ({
+      pool: db.client.pool,
+      query: db.client.query.bind(db.client),
+      async getConnection () {
+        const connection = await db.client.getConnection()
+        return Object.assign(Object.create(connection), {
+          query: async (options: { sql: string }, values?: unknown) => {
+            if (/LOCK IN SHARE MODE/.test(options.sql)) await db.client.query(meanwhile)
+            return connection.query(options as never, values as never)
+          }
+        })
+      }
+    }) as never
+    t.same(await storeOrder(mysqlStorage({ client: racing(`DELETE FROM \`${table}\` WHERE id = '${first.id}'`), table }), orderOf(), claimOf('k')),
+      { created: false, inProgress: true }, 'the claim is live, its order is not there')
+    t.equal((await storeOrder(storage, orderOf({ createdAt: FAR_FUTURE }), claimOf('k'))).created, true, 'once expired, the key is taken over')
+  })
+
+  t.test('readers of several instances at once position every event once, in insert order', async t => {
+    const table = db.freshTable()
+    const instances = [mysqlStorage({ client: db.client, table }), mysqlStorage({ client: db.connect(), table }), mysqlStorage({ client: db.connect(), table })]
+    await instances[0]!.init()
+    const events = Array.from({ length: 30 }, () => createdEvent(orderOf()))
+    for (const event of events) await storeEvent(instances[0]!, event)
+    const pages = await Promise.all(instances.flatMap(storage => [storage.listEvents({ limit: 100 }), storage.listEvents({ limit: 100 }), storage.listEvents({ limit: 100 })]))
+    for (const page of pages) t.same(ids(page!), ids(events))
+  })
+
+  t.test('the sequencer positions a backlog batch by batch, in insert order, with no gap', async t => {
+    const table = db.freshTable()
+    const storage = mysqlStorage({ client: db.client, table })
+    await storage.init()
+    const events = Array.from({ length: 5 }, () => createdEvent(orderOf()))
+    for (const event of events) await storeEvent(storage, event)
+    await sequenceEvents(tablesOf(table), db.client, 2)()
+    const [rows] = await db.client.query<mysql.RowDataPacket[]>(`SELECT CAST(id AS CHAR) AS id, position FROM \`${table}_events\` ORDER BY seq`)
+    t.same(rows.map(row => [row.id, Number(row.position)]), events.map((event, i) => [event.id, i + 1]))
   })
 }

@@ -9,21 +9,18 @@ import { ORDER_DOCUMENT, orderColumns } from './get-order.js'
 /** Runs work in a transaction: one of the storage's own, or the host's (joinTransaction). */
 export type Transaction = <T>(work: (session: Session) => Promise<T>) => Promise<T>
 
-/** Reports that a change stored the event `eventId`, for joinTransaction to learn its outcome. */
-export type OnWritten = (eventId: string) => void
-
 /**
  * createOrder's statements, in `transaction`. Nothing of a create may stay when it does not store its
  * order: a taken reference removes the claim it made, and in the host's transaction (`joined`), where
  * a failed statement undoes only itself, an event that cannot be stored removes the order and claim
  * written before it. (A savepoint would undo whatever else the host sent meanwhile.)
  */
-export function createOrder ({ orders, keys, events }: Tables, transaction: Transaction, onWritten?: OnWritten, joined = false): OrdersCapability['create'] {
+export function createOrder ({ orders, keys, events }: Tables, transaction: Transaction, joined = false): OrdersCapability['create'] {
   const claimKey = `INSERT INTO ${keys} (key_hash, fingerprint, order_id, expires_at) VALUES (?, ?, ?, ?)`
   // A locking read sees the claim as committed now, whatever snapshot the transaction holds.
   const readClaim = `SELECT fingerprint, order_id, CAST(expires_at AS CHAR) AS expires_at FROM ${keys} WHERE key_hash = ? LOCK IN SHARE MODE`
   const readOrder = `SELECT ${ORDER_DOCUMENT} FROM ${orders} WHERE id = ?`
-  const takeOver = `UPDATE ${keys} SET fingerprint = ?, order_id = ?, expires_at = ? WHERE key_hash = ? AND expires_at <= ?`
+  const takeOver = `UPDATE ${keys} SET fingerprint = ?, order_id = ?, expires_at = ? WHERE key_hash = ?`
   const unclaim = `DELETE FROM ${keys} WHERE key_hash = ? AND order_id = ?`
   const insertOrder = `INSERT INTO ${orders} (id, customer_id, status, store, reference, created_at, version, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
   const insertEvent = `INSERT INTO ${events} (id, aggregatetype, aggregateid, type, payload, at) VALUES (?, 'order', ?, 'created', ?, ?)`
@@ -37,15 +34,14 @@ export function createOrder ({ orders, keys, events }: Tables, transaction: Tran
         await write(claimKey, [keyHash, JSON.stringify(claim.fingerprint), columns[0], claim.expiresAt])
       } catch (err) {
         if (duplicateKey(err) !== 'PRIMARY') throw err
-        const [live] = await run<{ fingerprint: string, order_id: Buffer, expires_at: string }>(readClaim, [keyHash])
-        // (A claim purged meanwhile reads as expired.)
-        if ((live?.expires_at ?? '') > order.createdAt) {
-          const [first] = await run<{ document: string }>(readOrder, [live!.order_id])
-          return first === undefined ? { created: false, inProgress: true } : { created: false, order: JSON.parse(first.document), fingerprint: JSON.parse(live!.fingerprint) }
+        // The duplicate left this transaction a shared lock on the claim: no one removes or takes it meanwhile.
+        const [live] = await run<{ fingerprint: string, order_id: Buffer, expires_at: string }>(readClaim, [keyHash]) as [{ fingerprint: string, order_id: Buffer, expires_at: string }]
+        if (live.expires_at > order.createdAt) {
+          const [first] = await run<{ document: string }>(readOrder, [live.order_id])
+          return first === undefined ? { created: false, inProgress: true } : { created: false, order: JSON.parse(first.document), fingerprint: JSON.parse(live.fingerprint) }
         }
-        // Expired: taken over, unless another create took it over (or purged it) first.
-        const taken = await write(takeOver, [JSON.stringify(claim.fingerprint), columns[0], claim.expiresAt, keyHash, order.createdAt])
-        if (taken.affectedRows !== 1) return { created: false, inProgress: true }
+        // Expired: taken over. Two creates taking it over at once deadlock, and the loser runs again.
+        await write(takeOver, [JSON.stringify(claim.fingerprint), columns[0], claim.expiresAt, keyHash])
       }
     }
     let number: number
@@ -66,7 +62,6 @@ export function createOrder ({ orders, keys, events }: Tables, transaction: Tran
       }
       throw err
     }
-    onWritten?.(event.id)
     return { created: true, order: { ...order, number } }
   })
 }

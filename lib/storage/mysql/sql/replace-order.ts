@@ -2,7 +2,7 @@
 import { eventJson } from '../../../feed/events.js'
 import type { OrdersCapability } from '../../order-storage.js'
 import type { Tables } from '../tables.js'
-import type { OnWritten, Transaction } from './create-order.js'
+import type { Transaction } from './create-order.js'
 import { orderColumns } from './get-order.js'
 
 /**
@@ -13,7 +13,7 @@ import { orderColumns } from './get-order.js'
  * statement undoes only itself, the event goes first and is removed again when the version is stale,
  * so a failure leaves nothing half-written.
  */
-export function replaceOrder ({ orders, events }: Tables, transaction: Transaction, onWritten?: OnWritten, joined = false): OrdersCapability['replace'] {
+export function replaceOrder ({ orders, events }: Tables, transaction: Transaction, joined = false): OrdersCapability['replace'] {
   const update = `UPDATE ${orders} SET customer_id = ?, status = ?, store = ?, reference = ?, created_at = ?, version = ?, document = ?
     WHERE id = ? AND version = ?`
   const insertEvent = `INSERT INTO ${events} (id, aggregatetype, aggregateid, type, payload, at) VALUES (?, 'order', ?, 'statusChanged', ?, ?)`
@@ -29,7 +29,6 @@ export function replaceOrder ({ orders, events }: Tables, transaction: Transacti
       return false
     }
     if (!joined) await store()
-    onWritten?.(event.id)
     return true
   })
 }

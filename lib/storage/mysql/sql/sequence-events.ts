@@ -31,7 +31,7 @@ const BATCH = 1000
  * sequencer transaction only when there are some; the events of a commit are listed once the next
  * reader has run the sequencer (for subscriptions, within a poll).
  */
-export function sequenceEvents ({ events, sequencer }: Tables, pool: MysqlClient): () => Promise<void> {
+export function sequenceEvents ({ events, sequencer }: Tables, pool: MysqlClient, batch = BATCH): () => Promise<void> {
   const pending = `SELECT seq FROM ${events} WHERE position IS NULL ORDER BY seq LIMIT ?`
   const lock = `SELECT position FROM ${sequencer} WHERE id = 1 FOR UPDATE`
   const record = `UPDATE ${sequencer} SET position = ? WHERE id = 1`
@@ -40,13 +40,13 @@ export function sequenceEvents ({ events, sequencer }: Tables, pool: MysqlClient
   /** Positions one batch; whether a full batch was found, so there may be more. */
   const positionBatch = () => inTransaction(pool, async ({ run, write }) => {
     const [{ position }] = await run<{ position: string }>(lock) as [{ position: string }]
-    const seqs = (await run<{ seq: string }>(pending, [BATCH])).map(row => row.seq)
+    const seqs = (await run<{ seq: string }>(pending, [batch])).map(row => row.seq)
     if (seqs.length === 0) return false
     const last = Number(position)
     const positions = seqs.map((seq, i) => `WHEN ${Number(seq)} THEN ${last + i + 1}`).join(' ')
     await write(`UPDATE ${events} SET position = CASE seq ${positions} END WHERE seq IN (?)`, [seqs.map(Number)])
     await write(record, [last + seqs.length])
-    return seqs.length === BATCH
+    return seqs.length === batch
   }, true)
 
   async function sequenceNow (): Promise<void> {
