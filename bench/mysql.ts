@@ -10,9 +10,13 @@ export function hasMysqlAdapter (): boolean {
   return existsSync(new URL('../lib/storage/mysql/mysql-storage.ts', import.meta.url))
 }
 
-/** A mysql2 pool as the README makes one, with its defaults (10 connections); the plugin and the hand-written server get the same. */
-export async function openPool (): Promise<{ pool: Pool, close: () => Promise<void> }> {
-  const pool = mysql.createPool(mysqlUrl)
+/**
+ * A mysql2 pool as the README makes one, with its defaults (10 connections); the plugin and the
+ * hand-written server get the same. `connectionLimit: 1` puts every statement on one connection, whose
+ * session counters then count them.
+ */
+export async function openPool (options: { connectionLimit?: number } = {}): Promise<{ pool: Pool, close: () => Promise<void> }> {
+  const pool = mysql.createPool({ uri: mysqlUrl, ...options })
   return { pool, close: () => pool.end() }
 }
 

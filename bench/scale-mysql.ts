@@ -1,8 +1,10 @@
-// Page cost on MySQL at 10,000, 100,000 and 1,000,000 orders with the skewed spread of scale-pg.ts, through app.orders.list.
+// Page cost on MySQL at 10,000, 100,000 and 1,000,000 orders with the skewed spread of scale-pg.ts, through app.orders.list:
+// the rows the server read for a page (its Handler_read counters, which no load on the machine moves) and the time.
 // Run by bench/run.ts (`npm run bench -- --only scale-mysql`): on the server at MYSQL_URL, else the local MariaDB.
 import { parseArgs } from 'node:util'
 import Fastify from 'fastify'
 import type { RowDataPacket } from 'mysql2/promise'
+import type { ListOrdersFilter, OrderScope } from '../lib/index.js'
 import { dropTablesOf, openPool } from './mysql.js'
 import { idOf, pageShapes, pageTime } from './page-shapes.js'
 import { formatCount, printTable } from './report.js'
@@ -17,7 +19,8 @@ const TABLE = 'fastify_order_bench_scale'
 
 const { orderPlugin } = await loadPlugin()
 const { mysqlStorage } = await import(new URL('storage/mysql/mysql-storage.js', libraryDir).href) as typeof import('../lib/storage/mysql/mysql-storage.js')
-const { pool, close } = await openPool()
+// One connection, so the session counters read after a page count that page's statements.
+const { pool, close } = await openPool({ connectionLimit: 1 })
 await dropTablesOf(pool, TABLE)
 const app = Fastify()
 await app.register(orderPlugin, { storage: mysqlStorage({ client: pool, table: TABLE }) })
@@ -56,7 +59,21 @@ async function fill (from: number, to: number): Promise<void> {
 const numberOf = async (i: number) => Number((await pool.query<RowDataPacket[]>(`SELECT number FROM \`${TABLE}\` WHERE id = ?`, [idOf(i)]))[0][0]!.number)
 const shapes = pageShapes(numberOf)
 
+/** The rows the server's storage engine read so far on the one connection: index lookups and steps, and table scans. */
+async function rowsRead (): Promise<number> {
+  const [rows] = await pool.query<RowDataPacket[]>('SHOW SESSION STATUS LIKE \'Handler\\_read\\_%\'')
+  return rows.reduce((sum, row) => sum + Number(row.Value), 0)
+}
+
+/** The rows read for one page of `filter` under `scope`. */
+async function pageRows (filter: ListOrdersFilter, scope: OrderScope | undefined): Promise<number> {
+  const before = await rowsRead()
+  await app.orders.list({ filter, limit: 20 }, { scope })
+  return await rowsRead() - before
+}
+
 const costs = new Map<string, number>()
+const reads = new Map<string, number>()
 const fills: string[] = []
 let stored = 0
 for (const size of sizes) {
@@ -64,7 +81,11 @@ for (const size of sizes) {
   await fill(stored, size)
   fills.push(`${formatCount(size - stored)} orders in ${((Date.now() - started) / 1000).toFixed(1)} s`)
   stored = size
-  for (const [name, filterOf, scope] of shapes) costs.set(`${name} ${size}`, await pageTime(app, await filterOf(size), scope, PAGES))
+  for (const [name, filterOf, scope] of shapes) {
+    const filter = await filterOf(size)
+    costs.set(`${name} ${size}`, await pageTime(app, filter, scope, PAGES))
+    reads.set(`${name} ${size}`, await pageRows(filter, scope))
+  }
 }
 await app.close()
 await dropTablesOf(pool, TABLE)
@@ -72,7 +93,7 @@ await close()
 
 const [small, large] = [sizes[0]!, sizes.at(-1)!]
 console.log(`Page cost on MySQL (limit 20, newest first, app.orders.list, median ms of ${PAGES} pages) at ${sizes.map(formatCount).join(', ')} orders, the 30 oldest shipped, the next 30 the outlet store's (fills: ${fills.join(', ')}):`)
-printTable(['filter', ...sizes.map(size => `ms at ${formatCount(size)}`), `ratio ${formatCount(large)} / ${formatCount(small)}`], shapes.map(([name]) => {
+printTable(['filter', ...sizes.map(size => `rows read at ${formatCount(size)}`), ...sizes.map(size => `ms at ${formatCount(size)}`), `ms ratio ${formatCount(large)} / ${formatCount(small)}`], shapes.map(([name]) => {
   const times = sizes.map(size => costs.get(`${name} ${size}`)!)
-  return [name, ...times.map(time => time.toFixed(2)), (times.at(-1)! / times[0]!).toFixed(2)]
+  return [name, ...sizes.map(size => formatCount(reads.get(`${name} ${size}`)!)), ...times.map(time => time.toFixed(2)), (times.at(-1)! / times[0]!).toFixed(2)]
 }))
