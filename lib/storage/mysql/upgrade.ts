@@ -9,6 +9,12 @@ const UPGRADE_WAIT = 600
 
 const bare = (quoted: string) => quoted.slice(1, -1)
 
+/**
+ * The name of the upgrade lock of the storage whose table is `?`, in this database: hashed, as MySQL
+ * takes names of at most 64 characters.
+ */
+export const UPGRADE_LOCK = 'CONCAT(\'fastify-order:\', LEFT(SHA2(CONCAT(DATABASE(), \'.\', ?), 256), 40))'
+
 /** The version of the layout in the database: 0 when there is none. */
 async function versionOf ({ run }: Session, { schema, orders, name }: Tables): Promise<number> {
   const found = await run<{ name: string }>(`SELECT table_name AS name FROM information_schema.tables
@@ -25,7 +31,7 @@ async function versionOf ({ run }: Session, { schema, orders, name }: Tables): P
 
 /**
  * Applies every step after the database's version, in order, each once, holding the named lock
- * `fastify-order:<database>.<table>` (GET_LOCK, released in `finally`, even when a step fails; the
+ * of `<database>.<table>` (GET_LOCK, released in `finally`, even when a step fails; the
  * server releases it too should the connection die). Instances starting together wait for one
  * another and find the work done.
  */
@@ -34,7 +40,7 @@ export async function upgradeSchema (client: MysqlClient, tables: Tables, wait =
   const session = sessionOf(connection)
   try {
     const [{ locked }] = await session.run<{ locked: number | string | null }>(
-      'SELECT GET_LOCK(CONCAT(\'fastify-order:\', DATABASE(), \'.\', ?), ?) AS locked', [tables.name, wait]) as [{ locked: number | null }]
+      `SELECT GET_LOCK(${UPGRADE_LOCK}, ?) AS locked`, [tables.name, wait]) as [{ locked: number | null }]
     if (Number(locked) !== 1) throw new codes.ORDER_INVALID_OPTIONS(`mysqlStorage table "${tables.name}": another instance held the upgrade lock for ${wait} s`)
     try {
       const from = await versionOf(session, tables)
@@ -44,7 +50,7 @@ export async function upgradeSchema (client: MysqlClient, tables: Tables, wait =
         await session.write(`INSERT INTO ${tables.schema} (id, version) VALUES (1, ?) ON DUPLICATE KEY UPDATE version = VALUES(version)`, [step.version])
       }
     } finally {
-      await session.run('SELECT RELEASE_LOCK(CONCAT(\'fastify-order:\', DATABASE(), \'.\', ?))', [tables.name])
+      await session.run(`SELECT RELEASE_LOCK(${UPGRADE_LOCK})`, [tables.name])
     }
   } finally {
     connection.release!()

@@ -3,7 +3,7 @@ import mysql from 'mysql2/promise'
 import t from 'tap'
 import { MYSQL_SCHEMA_VERSION, mysqlSchemaSql, mysqlStorage, upgradeMysqlSchema } from '../../../lib/storage/mysql/mysql-storage.js'
 import { tablesOf } from '../../../lib/storage/mysql/tables.js'
-import { upgradeSchema } from '../../../lib/storage/mysql/upgrade.js'
+import { UPGRADE_LOCK, upgradeSchema } from '../../../lib/storage/mysql/upgrade.js'
 import { orderOf, storeOrder } from '../../../lib/storage/conformance/fixtures.js'
 import { mysqlUrl, testMysql } from '../../mysql-helper.js'
 
@@ -43,14 +43,14 @@ else {
 
   const holdLock = async (table: string) => {
     const connection = await db.client.getConnection()
-    await connection.query('SELECT GET_LOCK(CONCAT(\'fastify-order:\', DATABASE(), \'.\', ?), 0)', [table])
+    await connection.query(`SELECT GET_LOCK(${UPGRADE_LOCK}, 0)`, [table])
     return async () => {
-      await connection.query('SELECT RELEASE_LOCK(CONCAT(\'fastify-order:\', DATABASE(), \'.\', ?))', [table])
+      await connection.query(`SELECT RELEASE_LOCK(${UPGRADE_LOCK})`, [table])
       connection.release()
     }
   }
   const lockIsFree = async (table: string) => {
-    const [[row]] = await db.client.query<mysql.RowDataPacket[]>('SELECT IS_FREE_LOCK(CONCAT(\'fastify-order:\', DATABASE(), \'.\', ?)) AS free', [table])
+    const [[row]] = await db.client.query<mysql.RowDataPacket[]>(`SELECT IS_FREE_LOCK(${UPGRADE_LOCK}) AS free`, [table])
     return Number(row!.free) === 1
   }
 

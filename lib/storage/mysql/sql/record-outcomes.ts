@@ -7,13 +7,13 @@ export function recordOutcomes ({ subscriptions, events, finished, deadLetters }
   // The lease row is locked first, so the lease cannot change hands halfway.
   const held = `SELECT position FROM ${subscriptions} WHERE name = ? AND holder = ? FOR UPDATE`
   const mark = `INSERT INTO ${finished} (name, position) SELECT ?, position FROM ${events} WHERE id IN (?) AND position > ?
-    ON DUPLICATE KEY UPDATE name = VALUES(name)`
+    ON DUPLICATE KEY UPDATE ${finished}.name = VALUES(name)`
   // One redelivered that failed again is updated in place (its event may be purged from the feed by
   // now); a new one copies the event and its position from the feed. `redeliver` counts down to 0.
   const update = `UPDATE ${deadLetters} SET attempts = ?, error = ?, at = ?, redeliver = 0 WHERE name = ? AND event_id = ?`
   const store = `INSERT INTO ${deadLetters} (name, event_id, position, event, attempts, error, at)
     SELECT ?, id, position, payload, ?, ?, ? FROM ${events} WHERE id = ? AND position IS NOT NULL
-    ON DUPLICATE KEY UPDATE attempts = VALUES(attempts), error = VALUES(error), at = VALUES(at), redeliver = 0`
+    ON DUPLICATE KEY UPDATE ${deadLetters}.attempts = VALUES(attempts), ${deadLetters}.error = VALUES(error), ${deadLetters}.at = VALUES(at), ${deadLetters}.redeliver = 0`
   const delivered = `DELETE FROM ${deadLetters} WHERE name = ? AND event_id IN (?)`
 
   return (name, holder, outcomes) => transaction(async ({ run, write }) => {
