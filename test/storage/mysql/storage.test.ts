@@ -58,6 +58,7 @@ else {
       t.same(await storage.get(order.id), order, 'read back as written')
       t.same(ids(await storage.list({ customerId: order.customerId, order: 'asc', limit: 10 })), [order.id], 'a lone surrogate is not U+FFFD')
     }
+    for (const key of ['k \ud800', 'k \udfff', 'k \ufffd']) t.equal((await storeOrder(storage, orderOf(), claimOf(key))).created, true, 'each key a key of its own')
   })
 
   t.test('timestamps keep milliseconds and read back in UTC whatever the session\'s time zone', async t => {

@@ -51,7 +51,8 @@ function releaseOne ({ orders, keys, events, sequencer, subscriptions, finished,
       KEY ${index.storeStatus} (store, status, created_at, id),
       KEY ${index.storeCustomerStatus} (store, customer_id, status, created_at, id)
     ) ${TABLE}`,
-    // A key is kept as the SHA-256 of the scoped key: exact, and one fixed width however long the scope.
+    // A key is kept as the SHA-256 of the scoped key (JSON-escaped, so a lone surrogate is not U+FFFD):
+    // exact, and one fixed width however long the scope.
     `CREATE TABLE IF NOT EXISTS ${keys} (
       key_hash BINARY(32) NOT NULL PRIMARY KEY,
       fingerprint ${JSON_TEXT} NOT NULL,

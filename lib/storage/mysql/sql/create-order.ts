@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto'
 import { eventJson } from '../../../feed/events.js'
 import type { CreateResult, OrdersCapability } from '../../order-storage.js'
-import { duplicateKey, lostRace, type Session } from '../client.js'
+import { columnText, duplicateKey, lostRace, type Session } from '../client.js'
 import { orderIndexes, type Tables } from '../tables.js'
 import { ORDER_DOCUMENT, orderColumns } from './get-order.js'
 
@@ -28,7 +28,7 @@ export function createOrder ({ orders, keys, events }: Tables, transaction: Tran
 
   return (order, event, claim) => transaction(async ({ run, write }): Promise<CreateResult> => {
     const columns = orderColumns(order)
-    const keyHash = claim === undefined ? undefined : createHash('sha256').update(claim.key).digest()
+    const keyHash = claim === undefined ? undefined : createHash('sha256').update(columnText(claim.key)).digest()
     if (claim !== undefined) {
       try {
         await write(claimKey, [keyHash, JSON.stringify(claim.fingerprint), columns[0], claim.expiresAt])
