@@ -19,7 +19,9 @@ else {
     t.throws(() => mysqlStorage(undefined as never), { code: 'ORDER_INVALID_OPTIONS', message: /options must be an object like \{ client: pool \}/ })
     const connection = await db.client.getConnection()
     t.teardown(() => connection.release())
-    for (const client of [undefined, {}, connection, mysql.createPool({ uri: mysqlUrl }).pool]) {
+    const callbackPool = mysql.createPool({ uri: mysqlUrl })
+    t.teardown(() => callbackPool.end())
+    for (const client of [undefined, {}, connection, callbackPool.pool]) {
       t.throws(() => mysqlStorage({ client: client as never }), { code: 'ORDER_INVALID_OPTIONS', message: /client must be a mysql2\/promise pool: mysql\.createPool/ })
     }
     for (const table of ['', '1orders', 'orders-eu', 'a'.repeat(41), 7]) {
