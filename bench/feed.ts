@@ -1,5 +1,5 @@
 // The event feed: events read per second through app.orders.listEvents, and a subscription's delivery latency.
-// Run by bench/run.ts as `node --import tsx bench/feed.ts [--quick] [--storage pglite|postgres ...]`.
+// Run by bench/run.ts as `node --import tsx bench/feed.ts [--quick] [--storage pglite|postgres|mysql ...]`.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import Fastify, { type FastifyInstance } from 'fastify'
@@ -33,7 +33,7 @@ interface Instance {
   close: () => Promise<void>
 }
 
-/** An app on the storage; a second PostgreSQL instance shares the first one's tables through a pool of its own. */
+/** An app on the storage; a second PostgreSQL or MySQL instance shares the first one's tables through a pool of its own. */
 async function instance (storage: StorageName, name: string, shared = false): Promise<Instance> {
   const opened = await openStorage(storage, { table: TABLE, applicationName: `fastify-order-bench-feed-${name}`, shared })
   const app = Fastify()
@@ -136,7 +136,7 @@ for (const storage of storages) {
 
     const delivered = await subscribe(reader.app)
     latencyRows.push(latencyRow(storage, 'the same instance', await latencies(reader.app, delivered)))
-    if (storage === 'postgres') {
+    if (storage === 'postgres' || storage === 'mysql') {
       other = await instance(storage, 'b', true)
       latencyRows.push(latencyRow(storage, 'another instance', await latencies(other.app, delivered)))
     }

@@ -10,41 +10,9 @@ import { withCustomFields } from './custom-fields.js'
 import { openBackendCpu, type BackendCpu } from './backend-cpu.js'
 import { topSelfTime } from './profile.js'
 import { formatCount as format, median, printTable } from './report.js'
+import { hasMysqlAdapter } from './mysql.js'
 import { hasPostgresAdapter, type StorageName } from './storages.js'
-
-const USAGE = `Usage: npm run bench -- [options]
-  --duration <s>     seconds of load per server and round (default 2)
-  --rounds <n>       alternating rounds per route, A B then B A (default 10)
-  --warmup <s>       seconds of load per server before the rounds (default 2)
-  --connections <n>  concurrent connections (default 10)
-  --storage <name>   also load the plugin on pglite or postgres, against the same job hand-written
-                     with SQL (repeatable; default: pglite when lib/storage/postgres/ exists, and
-                     postgres too when DATABASE_URL is set)
-  --memory-only      only the memory storage and the baseline
-  --route <name>     only this route: getOrderList or createOrder (repeatable; default both)
-  --reference        every createOrder body carries a reference of its own (unique per customer
-                     in every server: the plugin's index and the hand-written one)
-  --store <where>    also load the plugin on each database storage with its orders in a store, in
-                     tables of its own, and report its ratio to the plugin without: "scope" (authorize
-                     gives { store: 'eu' }) or "body" (createOrder sends "store":"eu", getOrderList
-                     filters by it)
-  --only <part>      http (req/s), custom-fields (createOrder with custom fields against without,
-                     memory storage, and the same pair on bare Fastify), store (page cost and heap
-                     per order), feed (events read per second, subscription latency) or soak
-                     (events under load while PostgreSQL kills connections; needs DATABASE_URL) or
-                     scale-pg (page cost at 10,000 and 1,000,000 orders with a skewed spread, on the
-                     server at DATABASE_URL, else PGlite) or webhooks (delivery rate and latency to
-                     a local receiver, and a backlog to a receiver taking 50 ms with concurrency 32)
-                     or upgrade-steps (each upgrade statement timed on 1,000,000 orders; needs
-                     DATABASE_URL) or telemetry (ns per telemetry call, and req/s of the three
-                     routes without @opentelemetry/api, with it and no SDK, with an SDK that
-                     drops what it exports, and with that SDK in use while the plugin reports
-                     nothing; memory and each --storage); default all but soak, scale-pg and
-                     upgrade-steps
-  --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders, smaller feeds
-  --source           load the plugin from lib/ through tsx instead of building dist/ first
-  --profile          run the HTTP servers under --cpu-prof and print their top self-time frames
-                     (profiles/<server>)`
+import { USAGE } from './usage.js'
 
 const { values: flags } = parseArgs({
   options: {
@@ -77,12 +45,12 @@ const connections = Number(flags.connections)
 if (flags.store !== undefined && flags.store !== 'scope' && flags.store !== 'body') throw new Error(`unknown --store ${flags.store}; use scope or body`)
 
 function defaultStorages (): StorageName[] {
-  if (!hasPostgresAdapter()) return []
-  return process.env.DATABASE_URL === undefined ? ['pglite'] : ['pglite', 'postgres']
+  const postgres: StorageName[] = !hasPostgresAdapter() ? [] : process.env.DATABASE_URL === undefined ? ['pglite'] : ['pglite', 'postgres']
+  return process.env.MYSQL_URL !== undefined && hasMysqlAdapter() ? [...postgres, 'mysql'] : postgres
 }
 const extraStorages = flags['memory-only'] ? [] : (flags.storage as StorageName[] | undefined) ?? defaultStorages()
 for (const storage of extraStorages) {
-  if (storage !== 'pglite' && storage !== 'postgres') throw new Error(`unknown storage ${storage}; use pglite or postgres`)
+  if (storage !== 'pglite' && storage !== 'postgres' && storage !== 'mysql') throw new Error(`unknown storage ${storage}; use pglite, postgres or mysql`)
 }
 
 const benchDir = import.meta.dirname
@@ -237,11 +205,13 @@ async function benchHttp (): Promise<void> {
   if (extraStorages.includes('postgres')) backends = await openBackendCpu()
   try {
     for (const storage of extraStorages) {
+      // The hand-written job: with pg on PostgreSQL and PGlite, with mysql2 on MySQL.
+      const handWritten = storage === 'mysql' ? 'baseline-mysql.ts' : 'baseline-sql.ts'
       const group: DatabaseServers = {
         storage,
         plugin: await launch(`plugin (${storage})`, 'plugin.ts', { BENCH_STORAGE: storage }, `plugin-${storage}`),
-        outbox: await launch(`${storage} + outbox`, 'baseline-sql.ts', { BENCH_STORAGE: storage, BENCH_OUTBOX: '1' }, `sql-${storage}`),
-        plain: await launch(`${storage}, no outbox`, 'baseline-sql.ts', { BENCH_STORAGE: storage, BENCH_OUTBOX: '0' }, `sql-plain-${storage}`)
+        outbox: await launch(`${storage} + outbox`, handWritten, { BENCH_STORAGE: storage, BENCH_OUTBOX: '1' }, `sql-${storage}`),
+        plain: await launch(`${storage}, no outbox`, handWritten, { BENCH_STORAGE: storage, BENCH_OUTBOX: '0' }, `sql-plain-${storage}`)
       }
       if (flags.store !== undefined) {
         const where: Record<string, string> = flags.store === 'scope' ? { BENCH_SCOPE: JSON.stringify({ store: 'eu' }) } : {}
@@ -324,8 +294,8 @@ async function benchHttp (): Promise<void> {
     console.log()
     printTable(['route', 'plugin req/s', 'bare Fastify req/s', 'ratio (median)', 'CPU µs/req plugin / bare', 'CPU ratio (bare / plugin)'], rows)
     if (databaseRows.length > 0) {
-      console.log('\nOn a database, against the same job hand-written on bare Fastify with SQL (a jsonb document table;')
-      console.log('createOrder inserts the order and a Debezium-style outbox row in one statement, or the order alone):')
+      console.log('\nOn a database, against the same job hand-written on bare Fastify with SQL (a document table; createOrder')
+      console.log('inserts the order and a Debezium-style outbox row, in one statement with pg, in one transaction with mysql2, or the order alone):')
       printTable(['route', 'storage', 'plugin req/s', 'hand-written + outbox req/s', 'ratio (median)', 'Node CPU µs/req plugin / hand-written',
         'PostgreSQL CPU µs/req plugin / hand-written', 'hand-written, no outbox req/s', 'plugin / no outbox (median)', 'outbox / no outbox (median)'], databaseRows)
     }
@@ -409,12 +379,13 @@ const parts = {
   feed: () => runScript('feed.ts', { storages: true }),
   soak: () => runScript('soak-events.ts'),
   'scale-pg': () => runScript('scale-pg.ts'),
+  'scale-mysql': () => runScript('scale-mysql.ts'),
   webhooks: () => runScript('webhooks.ts', { storages: true }),
   'upgrade-steps': () => runScript('upgrade-steps.ts'),
   telemetry: () => runScript('telemetry.ts', { storages: true })
 }
-// The soak is a check, not a figure, and kills connections on the server, and scale-pg fills a million
-// orders: they run only when asked for.
+// The soak is a check, not a figure, and kills connections on the server, and scale-pg and scale-mysql
+// fill a million orders: they run only when asked for.
 const chosen = flags.only === undefined ? ['http', 'custom-fields', 'store', 'feed', 'webhooks', 'telemetry'] : [flags.only]
 for (const [index, part] of chosen.entries()) {
   if (!Object.hasOwn(parts, part)) throw new Error(`unknown part ${part}; use ${Object.keys(parts).join(', ')}`)

@@ -1,10 +1,9 @@
 // Page cost on PostgreSQL at 10,000 and 1,000,000 orders with a skewed spread, through app.orders.list, with and without a store.
 // Run by bench/run.ts (`npm run bench -- --only scale-pg`): on the server at DATABASE_URL, else PGlite.
-import { createHash } from 'node:crypto'
 import { parseArgs } from 'node:util'
 import Fastify from 'fastify'
-import type { ListOrdersFilter, OrderScope } from '../lib/index.js'
-import { formatCount, median, printTable } from './report.js'
+import { idOf, pageShapes, pageTime } from './page-shapes.js'
+import { formatCount, printTable } from './report.js'
 import { loadPlugin, openStorage } from './storages.js'
 
 const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false } } })
@@ -44,50 +43,9 @@ async function fill (from: number, to: number): Promise<void> {
   await client!.query(`ANALYZE ${TABLE}`)
 }
 
-/** The id the fill gives order `i`, and the number the storage gave it. */
-const idOf = (i: number) => i.toString(16).padStart(12, '0') + createHash('md5').update(String(i)).digest('hex')
+/** The number the storage gave order `i`. */
 const numberOf = async (i: number) => Number((await client!.query(`SELECT number FROM ${TABLE} WHERE id = $1`, [idOf(i)])).rows[0].number)
-
-const instant = (i: number) => new Date(Date.parse('2020-01-01T00:00:00.000Z') + i * 1000).toISOString()
-const euStaff = { store: 'eu', actor: 'staff_7' }
-/** A page's filter at a size, and the scope it is read under. */
-type Shape = [name: string, filterOf: (size: number) => ListOrdersFilter | Promise<ListOrdersFilter>, scope?: OrderScope]
-const shapes: Shape[] = [
-  ['none', () => ({})],
-  ['customer', () => ({ customerId: 'cus_7' })],
-  ['status: shipped (the 30 oldest)', () => ({ status: 'shipped' })],
-  ['status: [shipped, cancelled]', () => ({ status: ['shipped', 'cancelled'] })],
-  ['customer + status', () => ({ customerId: 'cus_7', status: 'paid' })],
-  ['created range', size => ({ createdFrom: instant(size / 4), createdTo: instant(size / 2) })],
-  ['store: eu', () => ({ store: 'eu' })],
-  ['store: outlet (30 old orders)', () => ({ store: 'outlet' })],
-  ['store + status', () => ({ store: 'eu', status: 'paid' })],
-  ['store + status: shipped', () => ({ store: 'eu', status: 'shipped' })],
-  ['store: outlet + status', () => ({ store: 'outlet', status: 'cancelled' })],
-  ['store + customer', () => ({ store: 'us', customerId: 'cus_7' })],
-  ['store + customer + status', () => ({ store: 'us', customerId: 'cus_7', status: 'pending' })],
-  ['store + created range', size => ({ store: 'eu', createdFrom: instant(size / 4), createdTo: instant(size / 2) })],
-  ['store: outlet + created range', size => ({ store: 'outlet', createdFrom: instant(1), createdTo: instant(size / 2) })],
-  ['eu scope', () => ({}), euStaff],
-  ['eu scope + status', () => ({ status: 'cancelled' }), euStaff],
-  ['eu scope + customer', () => ({ customerId: 'cus_11' }), euStaff],
-  ['eu scope + ids', size => ({ ids: [1, 2, 3, size / 2, size / 2 + 1, size].map(idOf) }), euStaff],
-  ['eu scope + number', async size => ({ number: await numberOf(size / 2 + 1) }), euStaff],
-  ['eu scope + reference', size => ({ reference: `ref_${size / 2000}` }), euStaff],
-  ['eu scope + reference + customer', size => ({ reference: `ref_${size / 2000}`, customerId: 'cus_7' }), euStaff]
-]
-
-/** Median time of one page, in ms, over PAGES pages after a warm-up. */
-async function pageTime (filter: ListOrdersFilter, scope?: OrderScope): Promise<number> {
-  for (let page = 0; page < 10; page++) await app.orders.list({ filter, limit: 20 }, { scope })
-  const times: number[] = []
-  for (let page = 0; page < PAGES; page++) {
-    const start = process.hrtime.bigint()
-    await app.orders.list({ filter, limit: 20 }, { scope })
-    times.push(Number(process.hrtime.bigint() - start) / 1e6)
-  }
-  return median(times)
-}
+const shapes = pageShapes(numberOf)
 
 const costs = new Map<string, number>()
 let stored = 0
@@ -95,7 +53,7 @@ const started = Date.now()
 for (const size of [small, large]) {
   await fill(stored, size)
   stored = size
-  for (const [name, filterOf, scope] of shapes) costs.set(`${name} ${size}`, await pageTime(await filterOf(size), scope))
+  for (const [name, filterOf, scope] of shapes) costs.set(`${name} ${size}`, await pageTime(app, await filterOf(size), scope, PAGES))
 }
 const seconds = ((Date.now() - started) / 1000).toFixed(0)
 await app.close()

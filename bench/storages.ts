@@ -1,8 +1,10 @@
-// The plugin as the benchmark loads it, and the storages it can run on: memory always, PostgreSQL when its adapter is there.
+// The plugin as the benchmark loads it, and the storages it can run on: memory always, PostgreSQL and MySQL when their adapters are there.
 import { existsSync } from 'node:fs'
+import type { Pool } from 'mysql2/promise'
 import type { OrderStorage } from '../lib/index.js'
+import { dropTablesOf, openPool } from './mysql.js'
 
-export type StorageName = 'memory' | 'pglite' | 'postgres'
+export type StorageName = 'memory' | 'pglite' | 'postgres' | 'mysql'
 
 /**
  * The folder the plugin is loaded from: dist/ (what users run, built by bench/run.ts) unless
@@ -34,7 +36,7 @@ export interface SqlClient {
 }
 
 export interface OpenOptions {
-  /** The name of the tables on a server (postgres only). Default: fastify_order_bench. */
+  /** The name of the tables on a server (postgres and mysql). Default: fastify_order_bench. */
   table?: string
   /** Set on the pool's connections, so the server can tell this instance's connections apart. */
   applicationName?: string
@@ -76,6 +78,7 @@ export async function openStorage (name: StorageName, options: OpenOptions = {})
     const { memoryStorage } = await loadPlugin()
     return { storage: memoryStorage(), close: async () => {} }
   }
+  if (name === 'mysql') return openMysqlStorage(options)
   const postgresStorage = await loadPostgresStorage()
   const { client, close } = await openClient(name, options.applicationName)
   if (name === 'pglite') return { storage: postgresStorage({ client }), client, close }
@@ -87,6 +90,23 @@ export async function openStorage (name: StorageName, options: OpenOptions = {})
     client,
     close: async () => {
       if (!shared) await dropPluginTables(client, table)
+      await close()
+    }
+  }
+}
+
+type MysqlStorage = (options: { client: Pool, table?: string }) => OrderStorage
+
+/** mysqlStorage from the loaded build on a pool of its own, in the benchmark's tables (dropped before and after, unless shared). */
+async function openMysqlStorage ({ table = BENCH_TABLE, shared = false }: OpenOptions): Promise<{ storage: OrderStorage, close: () => Promise<void> }> {
+  const mysqlStorage = ((await import(new URL('storage/mysql/mysql-storage.js', libraryDir).href)) as { mysqlStorage: MysqlStorage }).mysqlStorage
+  const { pool, close } = await openPool()
+  if (!shared) await dropTablesOf(pool, table)
+  return {
+    // As the README sets it up: mysql.createPool(url), no option.
+    storage: mysqlStorage({ client: pool, table }),
+    close: async () => {
+      if (!shared) await dropTablesOf(pool, table)
       await close()
     }
   }

@@ -1,8 +1,8 @@
 // Webhook delivery, one subscription: on memory storage to a local receiver that answers at once, events
 // per second through a backlog and the latency from the write to the receiver; then with a receiver
 // that takes 50 ms and `concurrency: 32`, events per second through a backlog of 5,000 on memory and on
-// PostgreSQL, each event checked delivered once and each order's in order.
-// Run by bench/run.ts (`npm run bench -- --only webhooks [--storage pglite|postgres]`).
+// each database storage, each event checked delivered once and each order's in order.
+// Run by bench/run.ts (`npm run bench -- --only webhooks [--storage pglite|postgres|mysql]`).
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { createServer } from 'node:http'

@@ -32,7 +32,7 @@ export const codes = {
   /** `authorize` (or an app.orders `scope` option) gave something that is not a scope: a host error, which reads and writes nothing. The message names the rule, never a value. */
   ORDER_INVALID_SCOPE: createError('ORDER_INVALID_SCOPE', 'fastify-order: %s gave a scope that breaks a rule: %s', 500),
   /** The database was upgraded by a newer release; this one refuses to write to it. */
-  ORDER_SCHEMA_NEWER: createError('ORDER_SCHEMA_NEWER', 'fastify-order: the PostgreSQL tables have layout version %s, newer than version %s that this release knows; run a release of fastify-order that knows it', 500),
+  ORDER_SCHEMA_NEWER: createError('ORDER_SCHEMA_NEWER', 'fastify-order: the database tables have layout version %s, newer than version %s that this release knows; run a release of fastify-order that knows it', 500),
   /** The same code and shape as Fastify's own schema errors, for `app.orders` callers. */
   FST_ERR_VALIDATION: createError('FST_ERR_VALIDATION', '%s', 400)
 }

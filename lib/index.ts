@@ -61,7 +61,7 @@ export type {
 export type { OrderCustomFields, CustomFieldsPatch } from './custom-fields/types.js'
 export type { OrderPluginOptions } from './options.js'
 export type { Authorize, OrderHooks, OrderOperation } from './http/routes.js'
-export type { OrderService, TransactionClient } from './orders/service.js'
+export type { MysqlTransactionConnection, OrderService, TransactionClient } from './orders/service.js'
 export type { OrderCallOptions } from './orders/rules.js'
 export type { OrderScope } from './orders/scope.js'
 export type { OrderListeners, OrderMove } from './feed/listeners.js'

@@ -8,19 +8,29 @@ import orderPlugin, {
   memoryStorage, type CreateOrderInput, type Order, type OrderEvent, type OrderPluginOptions,
   type OrderStorage
 } from '../lib/index.js'
+import type { TestMysql } from './mysql-helper.js'
 import type { TestDatabase } from './postgres-helper.js'
 
 let database: Promise<TestDatabase> | undefined
+let mysqlServer: Promise<TestMysql> | undefined
 
 /**
- * The storage of an app whose test names none: the plugin's default, or with
- * FASTIFY_ORDER_TEST_STORAGE=postgres a fresh PostgreSQL table (DATABASE_URL, else PGlite), so the
- * route tests check the contract on both storages (`npm run test:postgres`).
+ * The storage of an app whose test names none: the plugin's default; with
+ * FASTIFY_ORDER_TEST_STORAGE=postgres a fresh PostgreSQL table (DATABASE_URL, else PGlite), with
+ * FASTIFY_ORDER_TEST_STORAGE=mysql a fresh table on the MariaDB or MySQL server of MYSQL_URL, so the
+ * route tests check the contract on every storage (`npm run test:postgres`, `npm run test:mysql`).
  */
 async function defaultStorage (): Promise<OrderStorage | undefined> {
-  if (process.env.FASTIFY_ORDER_TEST_STORAGE !== 'postgres') return undefined
-  database ??= import('./postgres-helper.js').then(({ testDatabase }) => testDatabase(tap))
-  return (await database).storage()
+  switch (process.env.FASTIFY_ORDER_TEST_STORAGE) {
+    case 'postgres':
+      database ??= import('./postgres-helper.js').then(({ testDatabase }) => testDatabase(tap))
+      return (await database).storage()
+    case 'mysql':
+      mysqlServer ??= import('./mysql-helper.js').then(({ testMysql }) => testMysql(tap))
+      return (await mysqlServer).storage()
+    default:
+      return undefined
+  }
 }
 
 /** The storage a test's app gets by default, for tests that share one storage between two apps. */

@@ -29,6 +29,12 @@ export interface TransactionClient {
   query: (text: string, params: unknown[]) => Promise<{ rows: unknown[] }>
 }
 
+/** A `mysql2/promise` connection from `pool.getConnection()` on which the host ran `beginTransaction()`. */
+export interface MysqlTransactionConnection {
+  query: (...args: any[]) => Promise<unknown>
+  beginTransaction: () => Promise<void>
+}
+
 /** The order module without HTTP, decorated as `app.orders`: the routes' validation, scope, rules and errors. */
 export interface OrderService {
   /** Creates an order; with an `idempotencyKey`, a retry with the same input returns the first order. */
@@ -37,11 +43,12 @@ export interface OrderService {
   updateStatus: (input: UpdateOrderStatusInput, options?: OrderCallOptions) => Promise<Order>
   /**
    * The same calls, run on `client` inside a transaction the host opened on it (a `pg` client from
-   * `pool.connect()`, or a PGlite transaction): the order, its event and the host's writes commit or
+   * `pool.connect()`, a PGlite transaction, or a `mysql2` connection from `pool.getConnection()` after
+   * `beginTransaction()`): the order, its event and the host's writes commit or
    * roll back together. Listeners of these changes run once the plugin sees the transaction commit,
    * never if it rolls back. ORDER_INVALID_OPTIONS where the storage cannot join a transaction.
    */
-  withTransaction: (client: TransactionClient) => Pick<OrderService, 'create' | 'list' | 'updateStatus'>
+  withTransaction: (client: TransactionClient | MysqlTransactionConnection) => Pick<OrderService, 'create' | 'list' | 'updateStatus'>
   on: <E extends keyof OrderListeners>(event: E, listener: OrderListeners[E]) => OrderService
   /** A page of the durable event feed, in feed order. */
   listEvents: (query?: ListEventsQuery) => Promise<EventPage>

@@ -9,6 +9,7 @@ import orderPlugin, {
 } from '../../lib/index.js'
 import { webhook, webhookRetrySchedule } from '../../lib/subscriptions/webhooks.js'
 import { Type, type Static } from '@sinclair/typebox'
+import type { PoolConnection } from 'mysql2/promise'
 
 const app = Fastify()
 
@@ -59,6 +60,10 @@ test('withTransaction gives the same calls on the host\'s client', () => {
   expect(calls.create(null as unknown as CreateOrderInput)).type.toBe<Promise<Order>>()
   expect(calls).type.not.toHaveProperty('on')
   expect(app.orders.withTransaction).type.not.toBeCallableWith({})
+})
+
+test('withTransaction takes the mysql2/promise connection of a transaction', () => {
+  expect(app.orders.withTransaction).type.toBeCallableWith(null as unknown as PoolConnection)
 })
 
 test('request and response types come from the TypeBox schemas', () => {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict'
 import type { Order } from '../../http/schemas.js'
 import type { ConformanceCase } from './case.js'
-import { CUSTOMERS, INSTANTS, PARALLEL, STATUSES, assertWalks, claimOf, createAll, expectedList, orderOf, show, storeOrder } from './fixtures.js'
+import { CUSTOMERS, INSTANTS, PARALLEL, STATUSES, assertWalks, claimOf, createAll, expectedList, ids, orderOf, show, storeOrder } from './fixtures.js'
 
 /** 18 orders over 3 customers, 4 statuses and 6 instants; references shared across customers, some orders without one. */
 async function seedReferences (storage: Parameters<ConformanceCase['run']>[0]): Promise<Order[]> {
@@ -33,6 +33,8 @@ export const numberCases: readonly ConformanceCase[] = Object.freeze([
       assert.equal(new Set(all).size, all.length, `concurrent creates get distinct numbers: ${all}`)
       assert.ok(parallel.every(order => order.number > numbers.at(-1)!), 'later creates get larger numbers')
       for (const order of sequential) assert.deepEqual(await storage.get(order.id), order, 'get returns the order with its number')
+      assert.deepEqual(await storage.list({ ids: ids(sequential), order: 'asc', limit: 10 }), [...sequential].sort((a, b) => a.id < b.id ? -1 : 1),
+        'list returns the orders with their numbers')
       const keyed = orderOf()
       await storeOrder(storage, keyed, claimOf('key-number'))
       const replay = await storeOrder(storage, orderOf(), claimOf('key-number'))

@@ -1,0 +1,117 @@
+// How the MySQL storage talks to mysql2: one query function per connection, transactions retried on a lost race, and text as columns hold it.
+import { setTimeout as sleep } from 'node:timers/promises'
+
+/** What the adapter needs of a `mysql2/promise` pool: statements, and connections lent for a transaction. */
+export interface MysqlClient {
+  query: (options: any, values?: any) => Promise<[any, any]>
+  getConnection: () => Promise<MysqlConnection>
+}
+
+/** A connection of the pool (or the host's, inside its transaction). */
+export interface MysqlConnection {
+  query: (options: any, values?: any) => Promise<[any, any]>
+  release?: () => void
+  destroy?: () => void
+}
+
+/** What a write reports. */
+export interface Written {
+  affectedRows: number
+  insertId: number
+}
+
+/** Runs one statement: rows for a SELECT, what it wrote for any other. */
+export type Run = <Row = any>(sql: string, values?: unknown[]) => Promise<Row[]>
+export type Write = (sql: string, values?: unknown[]) => Promise<Written>
+
+/** One place statements are sent from: rows as objects, BIGINTs as strings, whatever the host's pool options say. */
+export interface Session {
+  run: Run
+  write: Write
+}
+
+// Per-statement options that override the host's pool options this adapter reads rows by.
+const READ_AS = { rowsAsArray: false, nestTables: false, typeCast: true, supportBigNumbers: true, bigNumberStrings: true, dateStrings: true }
+
+export function sessionOf (connection: Pick<MysqlConnection, 'query'>): Session {
+  return {
+    run: async <Row>(sql: string, values: unknown[] = []) => (await connection.query({ sql, values, ...READ_AS }))[0] as Row[],
+    write: async (sql, values = []) => {
+      const [result] = await connection.query({ sql, values, ...READ_AS })
+      return { affectedRows: Number(result.affectedRows), insertId: Number(result.insertId) }
+    }
+  }
+}
+
+/** A `mysql2/promise` pool: it lends connections and keeps the callback pool as `pool`. */
+export function isPool (client: unknown): client is MysqlClient {
+  const pool = client as Partial<MysqlClient> & { pool?: unknown } | null | undefined
+  return typeof pool?.query === 'function' && typeof pool.getConnection === 'function' && typeof pool.pool === 'object' && pool.pool !== null
+}
+
+// InnoDB's answers to a lost race: a deadlock (the transaction was rolled back) and a lock wait timeout.
+const DEADLOCK = 1213
+const LOCK_WAIT_TIMEOUT = 1205
+
+/** Whether `err` is InnoDB giving up a transaction or a statement for a lost race. */
+export function lostRace (err: unknown): boolean {
+  const errno = (err as { errno?: unknown } | null)?.errno
+  return errno === DEADLOCK || errno === LOCK_WAIT_TIMEOUT
+}
+
+/** The name of the unique key that refused a duplicate, or undefined for any other error. */
+export function duplicateKey (err: unknown): string | undefined {
+  const { errno, sqlMessage } = Object(err) as { errno?: unknown, sqlMessage?: unknown }
+  if (errno !== 1062) return undefined
+  // "Duplicate entry '…' for key 'name'" (MySQL 8 says 'table.name').
+  const key = /for key '([^']*)'$/.exec(String(sqlMessage))?.[1]
+  return key?.slice(key.lastIndexOf('.') + 1)
+}
+
+/** How many times a transaction that lost a race is run again before the failure is the caller's. */
+export const RACE_RETRIES = 5
+
+/**
+ * Runs `work` in a transaction of its own on a connection of `pool`, and commits it. A deadlock or a
+ * lock wait timeout rolls it back and runs it again, a bounded number of times, after a short random
+ * wait; any other failure rolls it back and is thrown. A connection lost halfway is destroyed, so the
+ * server rolls back whatever it held.
+ */
+export async function inTransaction<T> (pool: MysqlClient, work: (session: Session) => Promise<T>, readCommitted = false): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    const connection = await pool.getConnection()
+    const session = sessionOf(connection)
+    let broken = false
+    try {
+      if (readCommitted) await session.write('SET TRANSACTION ISOLATION LEVEL READ COMMITTED')
+      await session.write('START TRANSACTION')
+      const result = await work(session)
+      await session.write('COMMIT')
+      return result
+    } catch (err) {
+      // A connection that cannot even roll back is not given back to the pool.
+      broken = await session.write('ROLLBACK').then(() => false, () => true)
+      if (!lostRace(err) || attempt >= RACE_RETRIES) throw err
+    } finally {
+      if (broken) connection.destroy!()
+      else connection.release!()
+    }
+    await sleep(Math.floor(Math.random() * 10 * (attempt + 1)))
+  }
+}
+
+/**
+ * A string as a binary column holds it. utf8mb4 cannot hold lone surrogates, which a client may send
+ * (in a customer id, say), and mysql2 would turn each into U+FFFD, making two ids one; JSON string
+ * escaping removes them and NUL alike, is injective, so equality is kept, and leaves ordinary ids
+ * unchanged. Only strings are taken: an id of another type is refused, never coerced into one that
+ * names another row.
+ */
+export function columnText (value: string): string {
+  if (typeof value !== 'string') throw new TypeError(`fastify-order: expected a string id, got ${typeof value}`)
+  return JSON.stringify(value).slice(1, -1)
+}
+
+export function quote (identifier: string): string {
+  return `\`${identifier}\``
+}

@@ -1,0 +1,77 @@
+// Orders inside a transaction the host opened on a mysql2 connection: the same statements on it, and the outcome learned from the database.
+import { setTimeout as sleep } from 'node:timers/promises'
+import { codes } from '../../errors.js'
+import type { JoinedStorage } from '../order-storage.js'
+import { isPool, lostRace, sessionOf, type MysqlClient, type Session } from './client.js'
+import { createOrder, type Transaction } from './sql/create-order.js'
+import { getOrder } from './sql/get-order.js'
+import { listOrders } from './sql/list-orders.js'
+import { replaceOrder } from './sql/replace-order.js'
+import type { Tables } from './tables.js'
+
+/** How long the first look at a transaction's outcome waits, and the longest wait between two looks. */
+const FIRST_LOOK = 5
+const LONGEST_LOOK = 500
+
+// What NOWAIT answers while another transaction holds the row: MariaDB's 1205, MySQL's 3572.
+const IN_PROGRESS = new Set([1205, 3572])
+
+/**
+ * Whether the transaction that wrote the event `eventId` has ended, and how, asked on the storage's
+ * own pool: a locking read of the event that does not wait (`FOR UPDATE NOWAIT`, in both MySQL 8 and
+ * MariaDB) fails while the writer's transaction still holds the row, finds it once that committed, and
+ * finds nothing once it rolled back (or a savepoint of the host's undid it).
+ */
+export function settledOf ({ events }: Tables, pool: MysqlClient): JoinedStorage['settled'] {
+  const { run } = sessionOf(pool)
+  const look = `SELECT 1 AS found FROM ${events} WHERE id = ? FOR UPDATE NOWAIT`
+  /** Whether the event is there, or undefined while its transaction runs. */
+  const lookAt = async (eventId: string): Promise<boolean | undefined> => {
+    try {
+      return (await run(look, [eventId])).length === 1
+    } catch (err) {
+      if (!IN_PROGRESS.has((err as { errno?: number }).errno!)) throw err
+      return undefined
+    }
+  }
+  return async (eventId, signal) => {
+    let committed: boolean | undefined
+    for (let wait = FIRST_LOOK; committed === undefined; wait = Math.min(wait * 2, LONGEST_LOOK)) {
+      await sleep(wait, undefined, { signal })
+      committed = await lookAt(eventId)
+    }
+    return committed
+  }
+}
+
+/**
+ * Orders whose statements run on `connection`, inside the host's transaction. A pool is refused:
+ * its statements would each run, and commit, on any connection. A lost race (InnoDB rolled the
+ * host's transaction back) is the host's to retry: a move is ORDER_VERSION_CONFLICT.
+ */
+export function joinTransaction (tables: Tables, settled: JoinedStorage['settled'], connection: unknown): JoinedStorage {
+  if (isPool(connection)) {
+    throw new codes.ORDER_INVALID_OPTIONS('withTransaction needs the connection of a transaction, not a pool: take one with pool.getConnection(), run beginTransaction() on it, pass it here, then commit() and release() it')
+  }
+  const given = connection as { query?: unknown, beginTransaction?: unknown } | null
+  if (typeof given?.query !== 'function' || typeof given.beginTransaction !== 'function') {
+    throw new codes.ORDER_INVALID_OPTIONS('withTransaction needs the mysql2/promise connection the transaction runs on: one from pool.getConnection(), on which beginTransaction() ran')
+  }
+  const session: Session = sessionOf(given as Parameters<typeof sessionOf>[0])
+  const transaction: Transaction = work => work(session)
+  const replace = replaceOrder(tables, transaction, true)
+  return {
+    create: createOrder(tables, transaction, true),
+    get: getOrder(tables, session),
+    list: listOrders(tables, session),
+    async replace (order, expectedVersion, event) {
+      try {
+        return await replace(order, expectedVersion, event)
+      } catch (err) {
+        if (lostRace(err)) throw new codes.ORDER_VERSION_CONFLICT(order.id, expectedVersion)
+        throw err
+      }
+    },
+    settled
+  }
+}

@@ -1,0 +1,28 @@
+// get on MySQL: one order by its primary key, its number put back into its document.
+import type { NewOrder } from '../../../http/schemas.js'
+import type { OrdersCapability } from '../../order-storage.js'
+import { columnText, type Session } from '../client.js'
+import type { Tables } from '../tables.js'
+
+/**
+ * The order as stored: the document is the order's JSON without its number (drawn from AUTO_INCREMENT
+ * by the insert itself), which a read puts first again.
+ */
+export const ORDER_DOCUMENT = 'CONCAT(\'{"number":\', number, \',\', SUBSTRING(document, 2)) AS document'
+
+/** The columns of an order as every write stores them: id, customer_id, status, store, reference, created_at, version, document. */
+export function orderColumns (order: NewOrder): unknown[] {
+  const { number: _, ...document } = order as NewOrder & { number?: number }
+  return [
+    columnText(order.id), columnText(order.customerId), columnText(order.status), order.store === undefined ? '' : columnText(order.store),
+    order.reference === undefined ? null : columnText(order.reference), order.createdAt, order.version, JSON.stringify(document)
+  ]
+}
+
+export function getOrder ({ orders }: Tables, session: Session): OrdersCapability['get'] {
+  const text = `SELECT ${ORDER_DOCUMENT} FROM ${orders} WHERE id = ?`
+  return async function get (id) {
+    const [row] = await session.run<{ document: string }>(text, [columnText(id)])
+    return row === undefined ? undefined : JSON.parse(row.document)
+  }
+}

@@ -1,0 +1,103 @@
+// The MySQL storage's layout: created at init, its version recorded, upgrades under GET_LOCK, a newer one refused before any write, the SQL given to DBAs.
+import mysql from 'mysql2/promise'
+import t from 'tap'
+import { MYSQL_SCHEMA_VERSION, mysqlSchemaSql, mysqlStorage, upgradeMysqlSchema } from '../../../lib/storage/mysql/mysql-storage.js'
+import { tablesOf } from '../../../lib/storage/mysql/tables.js'
+import { UPGRADE_LOCK, upgradeSchema } from '../../../lib/storage/mysql/upgrade.js'
+import { orderOf, storeOrder } from '../../../lib/storage/conformance/fixtures.js'
+import { mysqlUrl, testMysql } from '../../mysql-helper.js'
+
+if (mysqlUrl === '') t.plan(0, 'MYSQL_URL is not set: no MariaDB or MySQL server to test on')
+else {
+  const db = testMysql(t)
+  const tablesLike = async (table: string) => ((await db.client.query<mysql.RowDataPacket[]>('SHOW TABLES LIKE ?', [`${table}%`]))[0]).map(row => Object.values(row)[0] as string).sort()
+  const versionOf = async (table: string) => ((await db.client.query<mysql.RowDataPacket[]>(`SELECT version FROM \`${table}_schema\``))[0])[0]!.version
+
+  t.test('init creates every table, all named after the table option, and records the layout version', async t => {
+    const table = db.freshTable()
+    await mysqlStorage({ client: db.client, table }).init()
+    t.same(await tablesLike(table), ['', '_dead_letters', '_events', '_finished', '_idempotency_keys', '_schema', '_sequencer', '_subscriptions'].map(suffix => `${table}${suffix}`))
+    t.equal(await versionOf(table), MYSQL_SCHEMA_VERSION)
+    // A second init finds it current and changes nothing.
+    const storage = mysqlStorage({ client: db.client, table })
+    await storage.init()
+    t.equal((await storeOrder(storage, orderOf())).created, true)
+  })
+
+  t.test('a layout newer than this release\'s is refused with ORDER_SCHEMA_NEWER, naming both versions, before any write', async t => {
+    const table = db.freshTable()
+    await mysqlStorage({ client: db.client, table }).init()
+    await db.client.query(`UPDATE \`${table}_schema\` SET version = ?`, [MYSQL_SCHEMA_VERSION + 1])
+    await db.client.query(`DROP TABLE \`${table}_sequencer\``)
+    await t.rejects(mysqlStorage({ client: db.client, table }).init(), { code: 'ORDER_SCHEMA_NEWER', message: new RegExp(`layout version ${MYSQL_SCHEMA_VERSION + 1}, newer than version ${MYSQL_SCHEMA_VERSION}`) })
+    await t.rejects(upgradeMysqlSchema({ client: db.client, table }), { code: 'ORDER_SCHEMA_NEWER' })
+    t.notOk((await tablesLike(table)).includes(`${table}_sequencer`), 'nothing was created')
+    t.equal(await versionOf(table), MYSQL_SCHEMA_VERSION + 1, 'nor changed')
+  })
+
+  t.test('a table of the same name that is not a storage\'s is refused', async t => {
+    const table = db.freshTable()
+    await db.client.query(`CREATE TABLE \`${table}\` (id INT PRIMARY KEY)`)
+    await t.rejects(mysqlStorage({ client: db.client, table }).init(), { code: 'ORDER_INVALID_OPTIONS', message: /exists but is not the orders table of a storage/ })
+  })
+
+  const holdLock = async (table: string) => {
+    const connection = await db.client.getConnection()
+    await connection.query(`SELECT GET_LOCK(${UPGRADE_LOCK}, 0)`, [table])
+    return async () => {
+      await connection.query(`SELECT RELEASE_LOCK(${UPGRADE_LOCK})`, [table])
+      connection.release()
+    }
+  }
+  const lockIsFree = async (table: string) => {
+    const [[row]] = await db.client.query<mysql.RowDataPacket[]>(`SELECT IS_FREE_LOCK(${UPGRADE_LOCK}) AS free`, [table])
+    return Number(row!.free) === 1
+  }
+
+  t.test('upgrades take turns under GET_LOCK: one waits while another holds it, and gives up after its wait', async t => {
+    const table = db.freshTable()
+    const release = await holdLock(table)
+    await t.rejects(upgradeSchema(db.client, tablesOf(table), 0), { code: 'ORDER_INVALID_OPTIONS', message: /another instance held the upgrade lock for 0 s/ })
+    let done = false
+    const waiting = mysqlStorage({ client: db.client, table }).init().then(() => { done = true })
+    await new Promise(resolve => setTimeout(resolve, 200))
+    t.equal(done, false, 'init waits for the lock')
+    await release()
+    await waiting
+    t.equal(await versionOf(table), MYSQL_SCHEMA_VERSION)
+    // Several instances starting at once: all start, the layout made once.
+    const other = db.freshTable()
+    await Promise.all([db.client, db.connect(), db.connect()].map(client => mysqlStorage({ client, table: other }).init()))
+    t.equal(await versionOf(other), MYSQL_SCHEMA_VERSION)
+    t.ok(await lockIsFree(other))
+  })
+
+  t.test('a step that fails releases the lock and records no version', async t => {
+    const table = db.freshTable()
+    // A table in the way whose columns the layout's statements cannot use.
+    await db.client.query(`CREATE TABLE \`${table}_sequencer\` (other INT)`)
+    await t.rejects(mysqlStorage({ client: db.client, table }).init(), { errno: 1054 } as never)
+    t.ok(await lockIsFree(table), 'the lock is released')
+    t.same((await db.client.query(`SELECT version FROM \`${table}_schema\``))[0], [], 'no version recorded')
+    await db.client.query(`DROP TABLE \`${table}_sequencer\``)
+    await upgradeMysqlSchema({ client: db.client, table })
+    t.equal(await versionOf(table), MYSQL_SCHEMA_VERSION, 'run again once the way is clear, it completes')
+  })
+
+  t.test('the SQL of each step, run by a DBA, makes the layout init then finds current', async t => {
+    const table = db.freshTable()
+    const steps = mysqlSchemaSql({ table })
+    t.same(steps.map(step => step.version), Array.from({ length: MYSQL_SCHEMA_VERSION }, (_, i) => i + 1))
+    t.same(mysqlSchemaSql({ table, from: MYSQL_SCHEMA_VERSION }), [])
+    t.equal(mysqlSchemaSql()[0]!.statements[1]!.includes('`fastify_orders`'), true, 'the default table')
+    for (const step of steps) for (const statement of step.statements) await db.client.query(statement)
+    t.equal(await versionOf(table), MYSQL_SCHEMA_VERSION)
+    // An app user that may not run DDL starts on it: init runs no statement that changes the layout.
+    const statements: string[] = []
+    const watched = Object.assign(Object.create(db.client), {
+      query: (options: { sql: string }, values?: unknown) => { statements.push(options.sql); return db.client.query(options as never, values as never) }
+    })
+    await mysqlStorage({ client: watched, table }).init()
+    t.ok(statements.length > 0 && statements.every(sql => sql.startsWith('SELECT')), 'only reads')
+  })
+}
