@@ -48,7 +48,7 @@ function collapsed (anyOf: ErrorObject, members: ErrorObject[]): ErrorObject[] {
   const wrongTypes = new Set(members.filter(wrongType).map(memberOf))
   const fitting = members.filter(error => !wrongTypes.has(memberOf(error)))
   if (fitting.length === 0) {
-    const types = [...new Set(members.flatMap(error => error.params.type as string | string[]))]
+    const types = [...new Set(members.filter(wrongType).flatMap(error => error.params.type as string | string[]))]
     return [{ ...anyOf, message: `must be ${types.join(' or ')}` }]
   }
   // Several fitting members that each allow a list of values: the value must be one of them all.

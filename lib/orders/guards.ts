@@ -6,8 +6,8 @@ import type { OrderScope } from './scope.js'
 /** What a guard answers: `true` or nothing allows the move; `false` or a message for the caller refuses it. */
 export type GuardDecision = boolean | string | undefined | void
 
-/** The custom fields patch an updateOrderStatus carries, as the host declared its custom fields. */
-type CustomFieldsPatchOf<I> = 'customFields' extends keyof I ? I['customFields' & keyof I] : never
+/** The custom fields patch an updateOrderStatus carries, typed as the host declared its custom fields (if it did). */
+type CustomFieldsPatchOf<I> = 'customFields' extends keyof I ? I['customFields' & keyof I] : Readonly<Record<string, unknown>>
 
 /** The move a guard decides on. Everything in it is frozen. */
 export interface TransitionMove<From extends string = string, To extends string = string> {
