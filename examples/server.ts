@@ -4,7 +4,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import closeWithGrace from 'close-with-grace'
 import { pathToFileURL } from 'node:url'
-import orderPlugin from '../lib/index.js'
+import orderPlugin, { defaultWorkflow, type WorkflowGuards } from '../lib/index.js'
 import { createExampleStorage, type ExampleStorage } from './storage.js'
 
 /** Where the example listens: HOST and PORT, else 127.0.0.1:3000. */
@@ -19,6 +19,15 @@ export function logDocsAddress (app: FastifyInstance): void {
   app.addHook('onListen', async () => {
     app.log.info(`Swagger UI at ${app.listeningOrigin}/docs, the OpenAPI document at ${app.listeningOrigin}/docs/json`)
   })
+}
+
+/**
+ * The shop's rule on moves, decided on the order as stored before anything is written: an order ships
+ * only once its payment is recorded, as a paid move whose reason carries the payment's reference.
+ */
+export const guards: WorkflowGuards<typeof defaultWorkflow> = {
+  shipped: ({ order }) => order.statusHistory.some(({ status, reason }) => status === 'paid' && reason !== undefined) ||
+    'record the payment first: move the order to paid with its payment reference as the reason'
 }
 
 /** `storage` defaults to the example's database (DATABASE_URL, or PGlite in ./data); tests pass their own. */
@@ -37,7 +46,7 @@ export async function buildServer (options: FastifyServerOptions = { logger: tru
 
   const { storage, close } = exampleStorage ?? await createExampleStorage(env, app.log)
   app.addHook('onClose', close)
-  await app.register(orderPlugin, { storage })
+  await app.register(orderPlugin, { storage, workflow: { ...defaultWorkflow, guards } })
   return app
 }
 

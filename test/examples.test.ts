@@ -85,6 +85,20 @@ t.test('the example server creates, moves and lists orders', async t => {
   t.match(page.json(), { items: [{ id, status: 'paid' }], nextCursor: null })
 })
 
+t.test('the example server ships an order only once its payment is recorded with a reason', async t => {
+  const app = await buildServer({ logger: false }, exampleMemoryStorage())
+  t.teardown(() => app.close())
+  const move = async (id: string, status: string, reason?: string) =>
+    (await app.inject({ method: 'POST', url: '/order/updateOrderStatus', payload: { id, status, reason } })).json()
+  const unrecorded = await app.orders.create(orderBody())
+  await move(unrecorded.id, 'paid')
+  t.match(await move(unrecorded.id, 'shipped'), { statusCode: 409, code: 'ORDER_TRANSITION_REFUSED', message: /^record the payment first/ })
+  t.equal((await app.orders.list({ filter: { ids: [unrecorded.id] } })).items[0]!.status, 'paid', 'not shipped')
+  const recorded = await app.orders.create(orderBody())
+  await move(recorded.id, 'paid', 'pi_3Q0 captured')
+  t.match(await move(recorded.id, 'shipped'), { status: 'shipped', version: 3 })
+})
+
 t.test('a 400 for an unknown property names it, under body/ from the routes and by its path from app.orders', async t => {
   const app = await buildServer({ logger: false }, exampleMemoryStorage())
   t.teardown(() => app.close())
