@@ -39,8 +39,9 @@ const USAGE = `Usage: npm run bench -- [options]
                      DATABASE_URL) or telemetry (ns per telemetry call, and req/s of the three
                      routes without @opentelemetry/api, with it and no SDK, with an SDK that
                      drops what it exports, and with that SDK in use while the plugin reports
-                     nothing; memory and each --storage); default all but soak, scale-pg and
-                     upgrade-steps
+                     nothing; memory and each --storage) or guards (updateOrderStatus with one
+                     guard against none, memory and each --storage); default all but soak,
+                     scale-pg and upgrade-steps
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders, smaller feeds
   --source           load the plugin from lib/ through tsx instead of building dist/ first
   --profile          run the HTTP servers under --cpu-prof and print their top self-time frames
@@ -411,11 +412,12 @@ const parts = {
   'scale-pg': () => runScript('scale-pg.ts'),
   webhooks: () => runScript('webhooks.ts', { storages: true }),
   'upgrade-steps': () => runScript('upgrade-steps.ts'),
+  guards: () => runScript('guards.ts', { storages: true }),
   telemetry: () => runScript('telemetry.ts', { storages: true })
 }
 // The soak is a check, not a figure, and kills connections on the server, and scale-pg fills a million
 // orders: they run only when asked for.
-const chosen = flags.only === undefined ? ['http', 'custom-fields', 'store', 'feed', 'webhooks', 'telemetry'] : [flags.only]
+const chosen = flags.only === undefined ? ['http', 'custom-fields', 'guards', 'store', 'feed', 'webhooks', 'telemetry'] : [flags.only]
 for (const [index, part] of chosen.entries()) {
   if (!Object.hasOwn(parts, part)) throw new Error(`unknown part ${part}; use ${Object.keys(parts).join(', ')}`)
   if (index > 0) console.log()

@@ -1,0 +1,75 @@
+// updateOrderStatus with one guard on the workflow against none, on memory and each database storage.
+// Run by bench/run.ts as `node --import tsx bench/guards.ts [--quick] [--storage pglite|postgres ...]`.
+import { fork, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import autocannon from 'autocannon'
+import { formatCount, median, printTable } from './report.js'
+import type { StorageName } from './storages.js'
+
+const { values: flags } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, storage: { type: 'string', multiple: true, default: [] } }
+})
+const storages: StorageName[] = ['memory', ...flags.storage as StorageName[]]
+const rounds = flags.quick ? 4 : 10
+// Each request moves a fresh order pending → paid, so a round is a number of requests, not seconds.
+const perRound = (storage: StorageName) => (storage === 'memory' ? 4_000 : 1_500) / (flags.quick ? 2 : 1)
+
+interface Server { name: string, url: string, child: ChildProcess, ids: string[] }
+
+async function start (name: string, env: Record<string, string>, orders: number): Promise<Server> {
+  const child = fork(join(import.meta.dirname, 'servers', 'guarded.ts'), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const [{ port }] = await once(child, 'message') as [{ port: number }]
+  const seeded = once(child, 'message') as Promise<[{ ids: string[] }]>
+  child.send({ seed: orders })
+  const [{ ids }] = await seeded
+  return { name, url: `http://127.0.0.1:${port}`, child, ids }
+}
+
+async function stop (server: Server): Promise<void> {
+  const exited = once(server.child, 'exit')
+  server.child.disconnect()
+  await exited
+}
+
+/** Requests per second of `amount` moves, each of an order of the server's own not moved before. */
+async function load (server: Server, amount: number): Promise<number> {
+  const result = await autocannon({
+    url: `${server.url}/order/updateOrderStatus`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    connections: 10,
+    amount,
+    requests: [{ setupRequest: request => ({ ...request, body: JSON.stringify({ id: server.ids.pop(), status: 'paid' }) }) }]
+  })
+  if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) throw new Error(`${server.name}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`)
+  return result.requests.total / result.duration
+}
+
+const rows: string[][] = []
+console.log(`Guards: updateOrderStatus (pending → paid, each a real move) with one guard against none, ${rounds} alternating rounds`)
+for (const storage of storages) {
+  const amount = perRound(storage)
+  const orders = amount * (rounds + 1)
+  const env = (guard: string) => ({ BENCH_STORAGE: storage, BENCH_GUARD: guard, BENCH_TABLE: `fastify_order_bench_guard_${guard}` })
+  const without = await start(`${storage}, no guard`, env('0'), orders)
+  const guarded = await start(`${storage}, one guard`, env('1'), orders)
+  try {
+    for (const server of [without, guarded]) await load(server, amount)
+    const rates = new Map<Server, number[]>([[without, []], [guarded, []]])
+    const ratios: number[] = []
+    for (let round = 1; round <= rounds; round++) {
+      // A B, then B A: whatever favours one position in a round favours each server equally.
+      for (const server of round % 2 === 1 ? [without, guarded] : [guarded, without]) rates.get(server)!.push(await load(server, amount))
+      ratios.push(rates.get(guarded)!.at(-1)! / rates.get(without)!.at(-1)!)
+      console.log(`  ${storage} round ${round}: no guard ${formatCount(rates.get(without)!.at(-1)!)} req/s, one guard ${formatCount(rates.get(guarded)!.at(-1)!)} req/s; ratio ${ratios.at(-1)!.toFixed(3)}`)
+    }
+    rows.push([storage, formatCount(median(rates.get(without)!)), formatCount(median(rates.get(guarded)!)), median(ratios).toFixed(2)])
+  } finally {
+    await stop(without)
+    await stop(guarded)
+  }
+}
+console.log()
+printTable(['storage', 'no guard req/s', 'one guard req/s', 'one guard / none (median)'], rows)
