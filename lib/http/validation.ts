@@ -67,10 +67,9 @@ function readableErrors (errors: readonly ErrorObject[]): ErrorObject[] {
       result.push(worded(error))
       continue
     }
-    // An anyOf's error comes after its members' (already worded, and collapsed where nested).
+    // An anyOf fails only after each member did: its error follows theirs (already worded, and collapsed where nested).
     const inside = `${error.schemaPath}/`
-    const start = result.findIndex(member => member.schemaPath.startsWith(inside))
-    const members = start < 0 ? [] : result.splice(start)
+    const members = result.splice(result.findIndex(member => member.schemaPath.startsWith(inside)))
     result.push(...collapsed(error, members))
   }
   return result

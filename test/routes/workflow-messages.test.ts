@@ -1,4 +1,5 @@
 // The workflow explains itself: a status it does not have lists the statuses, a forbidden move says where the order may go.
+import { Type } from '@sinclair/typebox'
 import t from 'tap'
 import { Shipping } from '../custom-field-schemas.js'
 import { buildApp, createOrder, orderBody, post, testStorage } from '../helper.js'
@@ -39,6 +40,11 @@ t.test('app.orders words the custom fields a patch would leave wrong without "bo
     message: 'customFields must have required property \'address\''
   })
   t.match((await post(app, 'updateOrderStatus', { id: before.id, status: 'paid', customFields: { trackingNumber: 'T' } })).body, { message: 'body/customFields must have required property \'address\'' })
+})
+
+t.test('allowed values that are not strings are listed as JSON', async t => {
+  const app = await buildApp(t, { customFields: { order: Type.Object({ parcels: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(2)])) }) } })
+  t.match((await post(app, 'createOrder', { ...orderBody(), customFields: { parcels: 3 } })).body, { statusCode: 400, message: 'body/customFields/parcels must be one of: 1, 2' })
 })
 
 t.test('a forbidden move is a 409 that names both statuses and says where the order may go, or that its status is final', async t => {
