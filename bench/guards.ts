@@ -9,10 +9,10 @@ import { formatCount, median, printTable } from './report.js'
 import type { StorageName } from './storages.js'
 
 const { values: flags } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, storage: { type: 'string', multiple: true, default: [] } }
+  options: { quick: { type: 'boolean', default: false }, storage: { type: 'string', multiple: true, default: [] }, rounds: { type: 'string' } }
 })
 const storages: StorageName[] = ['memory', ...flags.storage as StorageName[]]
-const rounds = flags.quick ? 4 : 10
+const rounds = Number(flags.rounds ?? (flags.quick ? 4 : 10))
 // Each request moves a fresh order pending → paid, so a round is a number of requests, not seconds.
 const perRound = (storage: StorageName) => (storage === 'memory' ? 4_000 : 1_500) / (flags.quick ? 2 : 1)
 
@@ -33,8 +33,23 @@ async function stop (server: Server): Promise<void> {
   await exited
 }
 
-/** Requests per second of `amount` moves, each of an order of the server's own not moved before. */
-async function load (server: Server, amount: number): Promise<number> {
+/** The server process's user + system CPU time so far, in microseconds. */
+async function cpuTime (server: Server): Promise<number> {
+  const reply = once(server.child, 'message') as Promise<[{ cpu: NodeJS.CpuUsage }]>
+  server.child.send('cpu')
+  const [{ cpu }] = await reply
+  return cpu.user + cpu.system
+}
+
+interface Load {
+  rate: number
+  /** Server CPU microseconds per request: steadier than req/s when other work shares the machine. */
+  cpu: number
+}
+
+/** Requests per second of `amount` moves, each of an order of the server's own not moved before, and their CPU cost. */
+async function load (server: Server, amount: number): Promise<Load> {
+  const cpuBefore = await cpuTime(server)
   const started = performance.now()
   let answered = started
   let finish!: (result: autocannon.Result) => void
@@ -52,7 +67,8 @@ async function load (server: Server, amount: number): Promise<number> {
   run.on('response', () => { answered = performance.now() })
   const result = await done
   if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) throw new Error(`${server.name}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`)
-  return result.requests.total / ((answered - started) / 1000)
+  const rate = result.requests.total / ((answered - started) / 1000)
+  return { rate, cpu: (await cpuTime(server) - cpuBefore) / result.requests.total }
 }
 
 const rows: string[][] = []
@@ -65,19 +81,24 @@ for (const storage of storages) {
   const guarded = await start(`${storage}, one guard`, env('1'), orders)
   try {
     for (const server of [without, guarded]) await load(server, amount)
-    const rates = new Map<Server, number[]>([[without, []], [guarded, []]])
+    const loads = new Map<Server, Load[]>([[without, []], [guarded, []]])
     const ratios: number[] = []
+    const cpuRatios: number[] = []
+    const last = (server: Server) => loads.get(server)!.at(-1)!
     for (let round = 1; round <= rounds; round++) {
       // A B, then B A: whatever favours one position in a round favours each server equally.
-      for (const server of round % 2 === 1 ? [without, guarded] : [guarded, without]) rates.get(server)!.push(await load(server, amount))
-      ratios.push(rates.get(guarded)!.at(-1)! / rates.get(without)!.at(-1)!)
-      console.log(`  ${storage} round ${round}: no guard ${formatCount(rates.get(without)!.at(-1)!)} req/s, one guard ${formatCount(rates.get(guarded)!.at(-1)!)} req/s; ratio ${ratios.at(-1)!.toFixed(3)}`)
+      for (const server of round % 2 === 1 ? [without, guarded] : [guarded, without]) loads.get(server)!.push(await load(server, amount))
+      ratios.push(last(guarded).rate / last(without).rate)
+      cpuRatios.push(last(without).cpu / last(guarded).cpu)
+      console.log(`  ${storage} round ${round}: no guard ${formatCount(last(without).rate)} req/s (${last(without).cpu.toFixed(0)} µs CPU/req), one guard ${formatCount(last(guarded).rate)} req/s (${last(guarded).cpu.toFixed(0)} µs CPU/req); ratio ${ratios.at(-1)!.toFixed(3)}`)
     }
-    rows.push([storage, formatCount(median(rates.get(without)!)), formatCount(median(rates.get(guarded)!)), median(ratios).toFixed(2)])
+    const medianOf = (server: Server, field: keyof Load) => median(loads.get(server)!.map(measured => measured[field]))
+    rows.push([storage, formatCount(medianOf(without, 'rate')), formatCount(medianOf(guarded, 'rate')), median(ratios).toFixed(2),
+      `${medianOf(without, 'cpu').toFixed(0)} / ${medianOf(guarded, 'cpu').toFixed(0)}`, median(cpuRatios).toFixed(2)])
   } finally {
     await stop(without)
     await stop(guarded)
   }
 }
 console.log()
-printTable(['storage', 'no guard req/s', 'one guard req/s', 'one guard / none (median)'], rows)
+printTable(['storage', 'no guard req/s', 'one guard req/s', 'one guard / none (median)', 'CPU µs/req none / one guard', 'CPU ratio none / one guard (median)'], rows)
