@@ -382,11 +382,12 @@ const parts = {
   'scale-mysql': () => runScript('scale-mysql.ts'),
   webhooks: () => runScript('webhooks.ts', { storages: true }),
   'upgrade-steps': () => runScript('upgrade-steps.ts'),
+  guards: () => runScript('guards.ts', { storages: true }),
   telemetry: () => runScript('telemetry.ts', { storages: true })
 }
 // The soak is a check, not a figure, and kills connections on the server, and scale-pg and scale-mysql
 // fill a million orders: they run only when asked for.
-const chosen = flags.only === undefined ? ['http', 'custom-fields', 'store', 'feed', 'webhooks', 'telemetry'] : [flags.only]
+const chosen = flags.only === undefined ? ['http', 'custom-fields', 'guards', 'store', 'feed', 'webhooks', 'telemetry'] : [flags.only]
 for (const [index, part] of chosen.entries()) {
   if (!Object.hasOwn(parts, part)) throw new Error(`unknown part ${part}; use ${Object.keys(parts).join(', ')}`)
   if (index > 0) console.log()

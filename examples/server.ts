@@ -6,7 +6,7 @@ import closeWithGrace from 'close-with-grace'
 import { readFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { PinoPretty } from 'pino-pretty'
-import orderPlugin from '../lib/index.js'
+import orderPlugin, { defaultWorkflow, type WorkflowGuards } from '../lib/index.js'
 import { createExampleStorage, type ExampleStorage } from './storage.js'
 
 /** The package's version, which the document of each example carries. */
@@ -49,6 +49,15 @@ export function greet (app: FastifyInstance): void {
   })
 }
 
+/**
+ * The shop's rule on moves, decided on the order as stored before anything is written: an order ships
+ * only once its payment is recorded, as a paid move whose reason carries the payment's reference.
+ */
+export const guards: WorkflowGuards<typeof defaultWorkflow> = {
+  shipped: ({ order }) => order.statusHistory.some(({ status, reason }) => status === 'paid' && reason !== undefined) ||
+    'record the payment first: move the order to paid with its payment reference as the reason'
+}
+
 /** `storage` defaults to the example's database (DATABASE_URL, or PGlite in ./data); tests pass their own. */
 export async function buildServer (options: FastifyServerOptions = { logger: exampleLogger() }, exampleStorage?: ExampleStorage, env = process.env) {
   const app = Fastify(options)
@@ -64,7 +73,7 @@ export async function buildServer (options: FastifyServerOptions = { logger: exa
 
   const { storage, close } = exampleStorage ?? await createExampleStorage(env, app.log)
   app.addHook('onClose', close)
-  await app.register(orderPlugin, { storage })
+  await app.register(orderPlugin, { storage, workflow: { ...defaultWorkflow, guards } })
   return app
 }
 

@@ -16,7 +16,10 @@ export const codes = {
   ORDER_TOTAL_TOO_LARGE: createError('ORDER_TOTAL_TOO_LARGE', 'The order total exceeds %s minor units', 400),
   ORDER_FORBIDDEN: createError('ORDER_FORBIDDEN', 'Not allowed to %s', 403),
   ORDER_NOT_FOUND: createError('ORDER_NOT_FOUND', 'Order "%s" not found', 404),
-  ORDER_INVALID_TRANSITION: createError('ORDER_INVALID_TRANSITION', 'Cannot move an order from "%s" to "%s"', 409),
+  /** The workflow has no such move; the message says where the order may go from its status. */
+  ORDER_INVALID_TRANSITION: createError('ORDER_INVALID_TRANSITION', 'Cannot move an order from "%s" to "%s": %s', 409),
+  /** A guard of the workflow refused the move for this order: the message is the guard's, meant for the caller. */
+  ORDER_TRANSITION_REFUSED: createError('ORDER_TRANSITION_REFUSED', '%s', 409),
   ORDER_VERSION_CONFLICT: createError('ORDER_VERSION_CONFLICT', 'Order "%s" is not at version %s', 409),
   ORDER_IDEMPOTENCY_IN_PROGRESS: createError('ORDER_IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry later', 409),
   /** createOrder with a `reference` the customer already has on another order: nothing was created. The message names no reference, so the log line of the 409 carries none. */

@@ -1,6 +1,7 @@
 // fastify-order: the plugin. Checks options, decorates app.orders, registers the routes.
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { codes } from './errors.js'
 import { checkOptions, type OrderPluginOptions } from './options.js'
 import { orderRoutes } from './http/routes.js'
 import { buildOrderSchemas, type OrderSchemas } from './http/schemas.js'
@@ -15,6 +16,10 @@ declare module 'fastify' {
 }
 
 async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions): Promise<void> {
+  // fastify-plugin shares app.orders with the host, so a second register here would clash on it.
+  if (app.hasDecorator('orders')) {
+    throw new codes.ORDER_INVALID_OPTIONS('the plugin is already registered on this instance (or a parent of it): app.orders exists. To serve the routes under two prefixes, register each in an encapsulated context of its own: app.register(async child => { await child.register(orderPlugin, { prefix: \'/eu\' }) }); each child then has its own child.orders')
+  }
   const config = checkOptions(options)
   const { storage, workflow, maxItems, maxPageSize, customFields } = config
   await storage.init?.()
@@ -35,6 +40,7 @@ async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions):
   await app.register(orderRoutes, {
     prefix: config.prefix,
     rules: service.rules,
+    workflow,
     validatorOf: service.validatorOf,
     telemetry,
     schemas,
@@ -50,6 +56,8 @@ export default orderPlugin
 export { codes } from './errors.js'
 export { memoryStorage } from './storage/memory/memory-storage.js'
 export { defaultWorkflow, type Workflow } from './orders/workflow.js'
+export { workflowDiagram } from './orders/workflow-diagram.js'
+export type { GuardDecision, StatusOf, TransitionGuard, TransitionMove, WorkflowGuards } from './orders/guards.js'
 export {
   buildOrderSchemas, schemas, OrderSchema, OrderErrorSchema, OrderItemSchema, CreateOrderBodySchema,
   ListOrdersBodySchema, OrderPageSchema, UpdateOrderStatusBodySchema

@@ -7,6 +7,7 @@ import { optionChecker } from './option-checks.js'
 import type { Authorize, OrderHooks } from './http/routes.js'
 import { memoryStorage } from './storage/memory/memory-storage.js'
 import { storageProblem, type OrderStorage } from './storage/order-storage.js'
+import { storageMistake } from './storage/storage-mistakes.js'
 import { compileWorkflow, defaultWorkflow, type CompiledWorkflow, type Workflow } from './orders/workflow.js'
 
 export interface OrderPluginOptions {
@@ -83,7 +84,7 @@ function checkHooks (hooks: unknown): OrderHooks | undefined {
 export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConfig {
   const record = check.known(options, OPTIONS, '{ storage }', FASTIFY_OPTIONS)
   const storage = options.storage ?? memoryStorage()
-  const problem = storageProblem(storage)
+  const problem = storageMistake(storage) ?? storageProblem(storage)
   if (problem !== undefined) throw check.invalid(problem)
   const { prefix } = options
   if (prefix !== undefined && (typeof prefix !== 'string' || !prefix.startsWith('/'))) {

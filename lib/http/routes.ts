@@ -12,6 +12,8 @@ import type { OrderRules } from '../orders/rules.js'
 import type { OrderSchemas } from './schemas.js'
 import { checkScope, type OrderScope } from '../orders/scope.js'
 import type { OperationSpanName, RouteSpan, Telemetry } from '../telemetry/telemetry.js'
+import { movesDescription } from '../orders/workflow-diagram.js'
+import type { CompiledWorkflow } from '../orders/workflow.js'
 import type { Validate } from './validation.js'
 
 export type OrderOperation = 'getOrderList' | 'createOrder' | 'updateOrderStatus'
@@ -31,6 +33,8 @@ export interface OrderHooks {
 
 export interface OrderRoutesOptions {
   rules: OrderRules
+  /** Its moves are documented on updateOrderStatus. */
+  workflow: CompiledWorkflow
   telemetry: Telemetry
   /** The strict validator of a schema, compiled once and shared with `app.orders`. */
   validatorOf: (schema: object) => Validate
@@ -51,7 +55,7 @@ interface DocumentedBodies {
 }
 
 /** The `schema` option of each route. The shared schemas appear in OpenAPI once, as components. */
-function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies) {
+function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies, workflow: CompiledWorkflow) {
   const error = (description: string) => ({ $ref: 'OrderError#', description })
   const order = (description: string) => ({ $ref: 'Order#', description })
   const invalid = 'FST_ERR_VALIDATION: the body does not match the schema'
@@ -100,14 +104,14 @@ function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies) {
     operationId: 'updateOrderStatus',
     tags,
     summary: 'Move an order to another status',
-    description: 'Applies one workflow move. Moving to the current status is a no-op; `expectedVersion` makes the move conditional.',
+    description: `Applies one workflow move. Moving to the current status is a no-op; \`expectedVersion\` makes the move conditional.\n\n${movesDescription(workflow)}`,
     body: bodies.update as typeof schemas.UpdateOrderStatusBody,
     response: {
       200: order('The order after the move, or as it was when it already had this status'),
-      400: error(`${invalid} (including a status the workflow does not have)`),
+      400: error(`${invalid} (including a status the workflow does not have: the message lists the statuses)`),
       403: forbidden,
       404: error('ORDER_NOT_FOUND: no such order in the caller\'s scope'),
-      409: error('ORDER_INVALID_TRANSITION: the workflow forbids the move; ORDER_VERSION_CONFLICT: `expectedVersion` is not the stored version'),
+      409: error('ORDER_INVALID_TRANSITION: the workflow forbids the move (the message says where the order may go); ORDER_TRANSITION_REFUSED: a guard of the workflow refused the move for this order (the message is the guard\'s); ORDER_VERSION_CONFLICT: `expectedVersion` is not the stored version'),
       413: tooLarge,
       415: notJson,
       503: unavailable
@@ -209,7 +213,7 @@ function scopeReader (authorize: Authorize | undefined, spanOf: (request: Fastif
 }
 
 export async function orderRoutes (fastify: FastifyInstance, options: OrderRoutesOptions): Promise<void> {
-  const { rules, schemas, bodyLimit, authorize, hooks, telemetry } = options
+  const { rules, schemas, bodyLimit, authorize, hooks, telemetry, workflow } = options
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   app.addSchema(schemas.Order)
@@ -234,7 +238,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     list: openApiSchemaOf(schemas.ListOrdersBody),
     create: openApiSchemaOf(schemas.CreateOrderBody),
     update: openApiSchemaOf(schemas.UpdateOrderStatusBody)
-  })
+  }, workflow)
   const common = { bodyLimit, onRequest: hooks?.onRequest, preHandler: hooks?.preHandler }
 
   const { traced, inSpan, spanOf } = spans

@@ -3,7 +3,7 @@ import { Type, type Static, type TOptional, type TSchema, type TUnsafe } from '@
 import { customFieldForms } from '../custom-fields/forms.js'
 import type { CustomFieldsPatch, OrderCustomFields } from '../custom-fields/types.js'
 import { order as limits, page, plugin, subscription } from '../limits.js'
-import { defaultWorkflow } from '../orders/workflow.js'
+import { defaultWorkflow } from '../orders/default-workflow.js'
 
 /** What the schemas depend on: the plugin options that tighten or extend them. */
 export interface SchemaLimits<O extends TSchema | undefined = TSchema | undefined, I extends TSchema | undefined = TSchema | undefined> {

@@ -1,4 +1,5 @@
 // The order rules: totals, the workflow, idempotency and scope over the storage. The routes, app.orders and the host's transaction all call them.
+import type { CustomFieldValues } from '../custom-fields/types.js'
 import type { CustomFieldRules } from '../custom-fields/values.js'
 import { encodeCursor } from './cursor.js'
 import { codes } from '../errors.js'
@@ -10,6 +11,7 @@ import { readListQuery } from './list-query.js'
 import type { CreateOrderInput, ListOrdersQuery, NewOrder, Order, OrderItem, OrderPage, StatusChange, UpdateOrderStatusInput } from '../http/schemas.js'
 import type { OrderScope } from './scope.js'
 import type { OrdersCapability, StorageListQuery } from '../storage/order-storage.js'
+import { runGuard, type TransitionMove } from './guards.js'
 import type { CompiledWorkflow } from './workflow.js'
 
 export interface OrderCallOptions {
@@ -35,6 +37,8 @@ export interface OrderRulesConfig {
   storage: Pick<OrdersCapability, 'create' | 'get' | 'list' | 'replace'>
   workflow: CompiledWorkflow
   fields: CustomFieldRules
+  /** Freezes an order handed to host code (a guard): a storage may hold the same object. */
+  freeze: (order: Order) => Order
   maxPageSize: number
   idempotencyTtl: number
   /** Runs after each stored change, with its event as the feed holds it; awaited before the caller gets the order. */
@@ -120,8 +124,20 @@ function newOrderOf (input: CreateOrderInput, scope: OrderScope | undefined, ini
   return order
 }
 
-export function orderRules ({ storage, workflow, fields, maxPageSize, idempotencyTtl, changed }: OrderRulesConfig): OrderRules {
+export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, idempotencyTtl, changed }: OrderRulesConfig): OrderRules {
   const defaultLimit = Math.min(page.defaultSize, maxPageSize)
+
+  /** What a guard sees of a move of `order` to `to`: frozen, so it cannot change what is stored next. */
+  function moveOf (order: Order, to: string, { reason, customFields }: UpdateOrderStatusInput & { customFields?: CustomFieldValues }, scope: OrderScope | undefined): TransitionMove {
+    const move: { -readonly [K in keyof TransitionMove]: TransitionMove[K] } = { order: freeze(order), from: order.status, to }
+    if (reason !== undefined) move.reason = reason
+    if (customFields !== undefined) {
+      fields.freeze({ customFields, items: [] })
+      move.customFields = customFields as never
+    }
+    if (scope !== undefined) move.scope = Object.freeze({ ...scope })
+    return Object.freeze(move)
+  }
 
   async function create (input: CreateOrderInput, { scope, idempotencyKey }: OrderCallOptions = {}) {
     if (idempotencyKey !== undefined) checkIdempotencyKey(idempotencyKey)
@@ -172,20 +188,23 @@ export function orderRules ({ storage, workflow, fields, maxPageSize, idempotenc
       // Custom fields change only with a move: a same-status patch that would change them is refused.
       const customFields = fields.patched(current, input)
       if (current.status === status) {
-        if (customFields !== undefined) throw new codes.ORDER_INVALID_TRANSITION(current.status, status)
+        if (customFields !== undefined) throw new codes.ORDER_INVALID_TRANSITION(current.status, status, `custom fields change only with a move, and ${workflow.whereFrom(current.status)}`)
         return current
       }
       if (!workflow.allows(current.status, status)) {
-        throw new codes.ORDER_INVALID_TRANSITION(current.status, status)
+        throw new codes.ORDER_INVALID_TRANSITION(current.status, status, workflow.whereFrom(current.status))
       }
       fields.check(customFields)
+      // Decided on this version: the compare-and-set below stores the move only if the order is still at it.
+      const guard = workflow.guardOf(status)
+      if (guard !== undefined) await runGuard(guard, moveOf(current, status, input, scope))
       const next = movedOrder(current, status, reason, scope, customFields)
       const event = statusChangedEvent(next, current.status)
       if (await storage.replace(next, current.version, event)) {
         await changed(event)
         return next
       }
-      // Lost a race: re-read and re-check the workflow, unless the caller pinned the version.
+      // Lost a race: re-read, re-check the workflow and run the guard again, unless the caller pinned the version.
       if (expectedVersion !== undefined) throw new codes.ORDER_VERSION_CONFLICT(id, expectedVersion)
       lostAt = current.version
     }

@@ -20,7 +20,7 @@ import { checkScope } from './scope.js'
 import { hasCapability, storageMethods, type JoinedStorage, type OrderStorage } from '../storage/order-storage.js'
 import { unavailableOnFailure } from '../storage/unavailable.js'
 import { createSubscriptions, type DeadLetterPage, type OrderEventHandler, type SubscribeOptions, type Subscriptions, type SubscriptionStatus } from '../subscriptions/subscriptions.js'
-import { assertValid, createAjv, type Validate } from '../http/validation.js'
+import { assertValid, createAjv, forCaller, type Validate } from '../http/validation.js'
 import type { Telemetry } from '../telemetry/telemetry.js'
 import type { CompiledWorkflow } from './workflow.js'
 
@@ -101,6 +101,10 @@ function strictValidators (schemas: OrderSchemas, customFields: CustomFieldSchem
 
 type OrderCalls = Pick<OrderService, 'create' | 'list' | 'updateStatus'>
 
+// The rules word their validation errors for a route's body; app.orders has none and names the argument.
+const asInput = (err: unknown): never => { throw forCaller(err, 'input') }
+const asQuery = (err: unknown): never => { throw forCaller(err, 'query') }
+
 /**
  * Calls made at once on one host transaction's client run one after the other, in the order made, and
  * none sees another's half done.
@@ -127,25 +131,25 @@ function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, tel
   const validateUpdate = validatorOf(schemas.UpdateOrderStatusBody)
   return {
     create: (input, options) => telemetry.span('order.create', async span => {
-      assertValid<CreateOrderInput>(validateCreate, input)
+      assertValid<CreateOrderInput>(validateCreate, input, 'input')
       // A copy, so the stored order shares nothing the caller may change or see frozen later.
       // Spread defines own properties, so a "__proto__" metadata key stays data.
       const own = fields.own({ ...input, items: input.items.map(item => ({ ...item })), metadata: { ...input.metadata } })
       const scope = checkScope(options?.scope, 'the scope option of app.orders.create')
-      const { order } = await rules.create(own, { scope, idempotencyKey: options?.idempotencyKey })
+      const { order } = await rules.create(own, { scope, idempotencyKey: options?.idempotencyKey }).catch(asInput)
       span.setOrderId(order.id)
       return freeze.order(order)
     }),
     list: (query = {}, options) => telemetry.span('order.list', async () => {
-      assertValid<ListOrdersQuery>(validateList, query)
-      const result = await rules.list(query, { scope: checkScope(options?.scope, 'the scope option of app.orders.list') })
+      assertValid<ListOrdersQuery>(validateList, query, 'query')
+      const result = await rules.list(query, { scope: checkScope(options?.scope, 'the scope option of app.orders.list') }).catch(asQuery)
       result.items.forEach(freeze.order)
       return result
     }),
     updateStatus: (input, options) => telemetry.span('order.update_status', async span => {
-      assertValid<UpdateOrderStatusInput>(validateUpdate, input)
+      assertValid<UpdateOrderStatusInput>(validateUpdate, input, 'input')
       const scope = checkScope(options?.scope, 'the scope option of app.orders.updateStatus')
-      return freeze.order(await rules.updateStatus(fields.own({ ...input }), { scope, found: order => { span.setOrderId(order.id) } }))
+      return freeze.order(await rules.updateStatus(fields.own({ ...input }), { scope, found: order => { span.setOrderId(order.id) } }).catch(asInput))
     })
   }
 }
@@ -167,7 +171,7 @@ function afterCommit (joined: JoinedStorage, event: OrderEvent, stored: (event: 
 function listEventsOf (storage: OrderStorage, validate: Validate, freeze: Freezer): OrderService['listEvents'] {
   const feed = hasCapability(storage, 'feed') ? unavailableOnFailure(storage, ['listEvents']) : undefined
   return async (query = {}) => {
-    assertValid<ListEventsQuery>(validate, query)
+    assertValid<ListEventsQuery>(validate, query, 'query')
     if (feed === undefined) throw new codes.ORDER_INVALID_OPTIONS(`app.orders.listEvents needs a storage with the event feed; this storage has no ${storageMethods.feed[0]} method`)
     const { after, limit = page.defaultEvents } = query
     if (after !== undefined && !isEventId(after)) throw new codes.ORDER_EVENT_NOT_FOUND(after)
@@ -188,14 +192,14 @@ function deadLetterCallsOf (subscriptions: Subscriptions | undefined, validatorO
   const validateRedeliver = validatorOf(schemas.RedeliverQuery)
   return {
     async deadLetters (name, query = {}) {
-      assertValid<DeadLettersQuery>(validateDeadLetters, query)
+      assertValid<DeadLettersQuery>(validateDeadLetters, query, 'query')
       if (subscriptions === undefined) throw noSubscriptions('deadLetters')
       const { after, limit = subscription.defaultDeadLetters } = query
       if (after !== undefined && !isEventId(after)) throw new codes.ORDER_EVENT_NOT_FOUND(after)
       return subscriptions.deadLetters(name, { after, limit })
     },
     async redeliver (name, query = {}) {
-      assertValid<RedeliverQuery>(validateRedeliver, query)
+      assertValid<RedeliverQuery>(validateRedeliver, query, 'query')
       if (subscriptions === undefined) throw noSubscriptions('redeliver')
       // An id that is no event id names no dead letter.
       return subscriptions.redeliver(name, query.eventIds?.filter(isEventId))
@@ -246,7 +250,7 @@ export function createOrderService (config: OrderServiceConfig) {
   }
 
   const rulesOf = (orders: Pick<OrderStorage, 'create' | 'get' | 'list' | 'replace'>, changed: (event: OrderEvent) => Promise<void> | void) =>
-    orderRules({ storage: unavailableOnFailure(orders, ['create', 'get', 'list', 'replace']), workflow, fields, maxPageSize, idempotencyTtl, changed })
+    orderRules({ storage: unavailableOnFailure(orders, ['create', 'get', 'list', 'replace']), workflow, fields, freeze: freeze.order, maxPageSize, idempotencyTtl, changed })
 
   // Outside a transaction the change is committed: the listeners run before the caller gets the order.
   const rules = rulesOf(storage, stored)

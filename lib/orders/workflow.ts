@@ -1,32 +1,39 @@
-// The order status state machine: the default workflow, its validation and the transition check.
+// The order status state machine: its validation, the transition check, the guards and where an order may go.
 import { codes } from '../errors.js'
 import { workflow as limits } from '../limits.js'
 import { optionChecker } from '../option-checks.js'
+import { checkGuards, type TransitionGuard } from './guards.js'
 
-/** A status workflow: the status new orders start in, and the moves allowed from each status. */
-export interface Workflow {
-  readonly initial: string
+export { defaultWorkflow } from './default-workflow.js'
+
+/**
+ * A status workflow: the status new orders start in, the moves allowed from each status, and guards
+ * on moves. `S` is the union of its statuses, for a workflow typed with them (`Workflow<'new' | 'done'>`).
+ */
+export interface Workflow<S extends string = string> {
+  readonly initial: S
   /** Every status is a key; its value lists the statuses an order may move to from it. */
-  readonly transitions: Readonly<Record<string, readonly string[]>>
+  readonly transitions: { readonly [From in S]: readonly S[] }
+  /** Keyed by the status a move goes to: decides, on the order as stored, whether it may make the move. */
+  readonly guards?: { readonly [To in S]?: TransitionGuard<S, To> }
 }
-
-export const defaultWorkflow = Object.freeze({
-  initial: 'pending',
-  transitions: Object.freeze({
-    pending: Object.freeze(['paid', 'cancelled']),
-    paid: Object.freeze(['shipped', 'cancelled', 'refunded']),
-    shipped: Object.freeze(['delivered', 'refunded']),
-    delivered: Object.freeze(['refunded']),
-    cancelled: Object.freeze([]),
-    refunded: Object.freeze([])
-  })
-}) satisfies Workflow
 
 /** A validated workflow with a constant-time transition check. */
 export interface CompiledWorkflow {
   readonly initial: string
   readonly statuses: readonly string[]
   allows (from: string, to: string): boolean
+  /** The statuses an order may move to from `from`, a status of the workflow, in the workflow's order. */
+  targetsOf (from: string): readonly string[]
+  /** Where an order may go from `from`, in words: 'from "paid" an order may move to shipped or refunded'. */
+  whereFrom (from: string): string
+  /** The guard of moves to `to`, if the workflow has one. */
+  guardOf (to: string): TransitionGuard | undefined
+}
+
+/** "a", "a or b", "a, b or c". */
+export function listed (names: readonly string[]): string {
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names.at(-1)!}`
 }
 
 const STATUS_NAME = new RegExp(`^[A-Za-z0-9_.-]{1,${limits.statusLength}}$`)
@@ -37,7 +44,7 @@ export function compileWorkflow (workflow: unknown): CompiledWorkflow {
   if (typeof workflow !== 'object' || workflow === null) {
     throw invalid(' must be an object like { initial: "new", transitions: { new: ["done"], done: [] } }')
   }
-  const { initial, transitions } = workflow as Partial<Workflow>
+  const { initial, transitions, guards } = workflow as Partial<Workflow>
   if (typeof transitions !== 'object' || transitions === null || Array.isArray(transitions)) {
     throw invalid('.transitions must be an object mapping every status to the statuses it may move to')
   }
@@ -64,9 +71,16 @@ export function compileWorkflow (workflow: unknown): CompiledWorkflow {
     }
     moves.set(from, new Set(targets))
   }
+  const guardOf = checkGuards(guards, statuses, invalid)
+  const whereFrom = new Map(statuses.map(from => [from, moves.get(from)!.size === 0
+    ? `from "${from}" an order may move nowhere: ${from} is final`
+    : `from "${from}" an order may move to ${listed([...moves.get(from)!])}`]))
   return {
     initial,
     statuses,
-    allows: (from, to) => moves.get(from)?.has(to) === true
+    allows: (from, to) => moves.get(from)?.has(to) === true,
+    targetsOf: from => [...moves.get(from)!],
+    whereFrom: from => whereFrom.get(from) ?? `"${from}" is not a status of the workflow`,
+    guardOf: to => guardOf.get(to)
   }
 }

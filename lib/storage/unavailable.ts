@@ -14,6 +14,8 @@ export function unavailableOnFailure<T extends object, K extends Methods<T>> (st
       } catch (err) {
         // A transaction the database aborted for losing a race is the caller's conflict, not an outage.
         if (err instanceof codes.ORDER_VERSION_CONFLICT) throw err
+        // A call the storage cannot make as given (withTransaction with no transaction open) is the host's to fix.
+        if (err instanceof codes.ORDER_INVALID_OPTIONS) throw err
         throw new codes.ORDER_STORAGE_UNAVAILABLE({ cause: err })
       }
     }) as T[K]

@@ -61,16 +61,16 @@ t.test('a patch nesting too deep is a 400 and leaves the order as it was', async
   t.same(await app.orders.list(), { items: [order], nextCursor: null })
 })
 
-t.test('app.orders refuses values that are not JSON, and cycles, as validation errors', async t => {
+t.test('app.orders refuses values that are not JSON, and cycles, as validation errors naming the path without body/', async t => {
   const app = await buildApp(t, { customFields })
   const cycle: Record<string, unknown> = { name: 'loop' }
   cycle.self = cycle
   const cases: Array<[unknown, RegExp]> = [
-    [{ payload: 10n }, /^body\/customFields\/payload must be a JSON value, not a bigint$/],
-    [{ payload: { when: () => 1 } }, /^body\/customFields\/payload\/when must be a JSON value, not a function$/],
-    [{ payload: [Number.NaN] }, /^body\/customFields\/payload\/0 must be a JSON value, not NaN$/],
-    [{ 'a/b~c': Symbol('s') }, /^body\/customFields\/a~1b~0c must be a JSON value, not a symbol$/],
-    [{ payload: cycle }, /^body\/customFields must not nest more than 32 levels deep$/]
+    [{ payload: 10n }, /^customFields\/payload must be a JSON value, not a bigint$/],
+    [{ payload: { when: () => 1 } }, /^customFields\/payload\/when must be a JSON value, not a function$/],
+    [{ payload: [Number.NaN] }, /^customFields\/payload\/0 must be a JSON value, not NaN$/],
+    [{ 'a/b~c': Symbol('s') }, /^customFields\/a~1b~0c must be a JSON value, not a symbol$/],
+    [{ payload: cycle }, /^customFields must not nest more than 32 levels deep$/]
   ]
   for (const [fields, message] of cases) {
     await t.rejects(app.orders.create(orderBody({ customFields: fields } as never)), { code: 'FST_ERR_VALIDATION', statusCode: 400, message })

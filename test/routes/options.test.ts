@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import Fastify from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import orderPlugin, { memoryStorage, type OrderPluginOptions } from '../../lib/index.js'
 import { buildApp, createOrder, orderBody, post } from '../helper.js'
 
@@ -32,7 +32,8 @@ t.test('options are checked at register, with a message that says what to change
     ['a storage with half of the event feed', { storage: { ...memoryStorage(), listEvents: undefined } }, /storage\.listEvents is not a function; a storage with any of them needs all of listEvents, purgeEvents/],
     ['a storage with subscriptions and no feed', { storage: { ...memoryStorage(), listEvents: undefined, purgeEvents: undefined } }, /a storage with subscriptions needs the event feed/],
     ['a storage missing a method', { storage: { create () {}, get () {}, list () {} } }, /storage\.replace is not a function; every storage needs create, get, list, replace, purgeIdempotencyKeys/],
-    ['a storage that is not an object', { storage: 'memory' }, /storage\.create is not a function/],
+    ['a storage that is a word', { storage: 'memory' }, /storage is a string; pass a storage such as memoryStorage\(\) or postgresStorage\(\{ client: pool \}\)/],
+    ['a storage that is a number', { storage: 5 }, /storage\.create is not a function/],
     ['options that are not an object', 'fast', /options must be an object like \{ storage \}/],
     ['a storage feedHealth that is not a function', { storage: { ...memoryStorage(), feedHealth: 1 } }, /storage\.feedHealth must be a function when given/],
     ['a storage init that is not a function', { storage: { ...memoryStorage(), init: true } }, /storage\.init must be a function/],
@@ -106,10 +107,33 @@ t.test('bodyLimit caps the request body of the three routes with 413', async t =
   t.equal((await post(app, 'createOrder', orderBody())).status, 201)
 })
 
-t.test('registering the plugin twice on one instance fails at register', async t => {
+t.test('registering the plugin twice on one instance fails at register, saying how to serve two prefixes', async t => {
   const app = Fastify()
   app.register(orderPlugin)
-  app.register(orderPlugin)
-  await t.rejects(async () => { await app.ready() }, { code: 'FST_ERR_DEC_ALREADY_PRESENT' })
+  app.register(orderPlugin, { prefix: '/eu' })
+  await t.rejects(async () => { await app.ready() }, {
+    code: 'ORDER_INVALID_OPTIONS',
+    message: /already registered on this instance.*app\.register\(async child => \{ await child\.register\(orderPlugin, \{ prefix: '\/eu' \}\) \}\)/
+  })
   await app.close()
+})
+
+t.test('two prefixes are served by registering the plugin in two encapsulated contexts', async t => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  const services: Record<string, FastifyInstance['orders']> = {}
+  for (const prefix of ['/eu', '/us']) {
+    await app.register(async child => {
+      await child.register(orderPlugin, { prefix, storage: memoryStorage() })
+      services[prefix] = child.orders
+    })
+  }
+  await app.ready()
+  const created = await app.inject({ method: 'POST', url: '/eu/order/createOrder', payload: orderBody() })
+  t.equal(created.statusCode, 201)
+  const listed = async (prefix: string) => (await app.inject({ method: 'POST', url: `${prefix}/order/getOrderList`, payload: {} })).json().items.map(({ id }: { id: string }) => id)
+  t.same(await listed('/eu'), [created.json().id])
+  t.same(await listed('/us'), [], 'each prefix has its own plugin and storage')
+  t.same((await services['/eu']!.list()).items.map(({ id }) => id), [created.json().id], 'each context has its own app.orders')
+  t.notOk(app.hasDecorator('orders'), 'the root has none')
 })

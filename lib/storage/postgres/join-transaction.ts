@@ -6,6 +6,7 @@ import { runnerOf, type PostgresClient, type Run } from './client.js'
 import { createOrder } from './sql/create-order.js'
 import { getOrder } from './sql/get-order.js'
 import { listOrders } from './sql/list-orders.js'
+import { checkOpenTransaction } from './open-transaction.js'
 import { replaceOrder } from './sql/replace-order.js'
 import type { Tables } from './tables.js'
 
@@ -83,11 +84,25 @@ export function joinTransaction (tables: Tables, outcomes: TransactionOutcomes, 
   // transaction, which no retry can undo. An unnamed statement is parsed on the connection it runs on.
   const { query: run } = runnerOf(given, false)
   const replace = replaceOrder(tables, run, outcomes.written)
+  const create = createOrder(tables, run, outcomes.written, true)
+  const get = getOrder(tables, run)
+  const list = listOrders(tables, run)
+  const opened = () => checkOpenTransaction(given, run)
 
   return {
-    create: createOrder(tables, run, outcomes.written, true),
-    get: getOrder(tables, run),
-    list: listOrders(tables, run),
+    async create (order, event, claim) {
+      await opened()
+      return create(order, event, claim)
+    },
+    async get (id) {
+      await opened()
+      return get(id)
+    },
+    async list (query) {
+      await opened()
+      return list(query)
+    },
+    // A move reads the order first, through get, which checked.
     async replace (order, expectedVersion, event) {
       try {
         return await replace(order, expectedVersion, event)

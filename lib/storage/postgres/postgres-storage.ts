@@ -61,6 +61,9 @@ const check = optionChecker('postgresStorage: ', codes.ORDER_INVALID_OPTIONS)
  * statements on a client inside the host's own transaction.
  */
 export function postgresStorage (options: PostgresStorageOptions): Required<OrderStorage> {
+  if (typeof (options as { query?: unknown } | undefined)?.query === 'function') {
+    throw check.invalid('the client goes in the options: pass postgresStorage({ client: pool }), not postgresStorage(pool)')
+  }
   const record = check.known(options, ['client', 'table', 'prepare'], '{ client: pool }')
   const { client, table = 'fastify_orders' } = options
   if (typeof client?.query !== 'function') throw check.invalid('client must be a pg.Pool, a pg.Client or a PGlite, with query(text, params)')

@@ -1,0 +1,79 @@
+// Guards of the workflow: the host's rules on whether this order may make a move, decided before anything is written.
+import { codes } from '../errors.js'
+import type { Order, UpdateOrderStatusInput } from '../http/schemas.js'
+import type { OrderScope } from './scope.js'
+
+/** What a guard answers: `true` or nothing allows the move; `false` or a message for the caller refuses it. */
+export type GuardDecision = boolean | string | undefined | void
+
+/** The custom fields patch an updateOrderStatus carries, typed as the host declared its custom fields (if it did). */
+type CustomFieldsPatchOf<I> = 'customFields' extends keyof I ? I['customFields' & keyof I] : Readonly<Record<string, unknown>>
+
+/** The move a guard decides on. Everything in it is frozen. */
+export interface TransitionMove<From extends string = string, To extends string = string> {
+  /** The order as stored, at the version the move is stored on if the guard allows it. */
+  readonly order: Order
+  readonly from: From
+  readonly to: To
+  readonly reason?: string
+  /** The custom fields patch the request carries, when it carries one. */
+  readonly customFields?: CustomFieldsPatchOf<UpdateOrderStatusInput>
+  /** The caller's scope: what `authorize` gave, or the `scope` option of app.orders. */
+  readonly scope?: OrderScope
+}
+
+/**
+ * Decides whether an order may make a move: `(move) => true | void | false | string`, sync or async.
+ * An error it throws passes through unchanged. (A method type, so a guard typed for the statuses of
+ * one workflow is also a guard of a workflow typed with plain strings.)
+ */
+export type TransitionGuard<From extends string = string, To extends string = string> = {
+  guard (move: TransitionMove<From, To>): GuardDecision | Promise<GuardDecision>
+}['guard']
+
+type TransitionsOf<W> = W extends { readonly transitions: infer T } ? T : never
+/** The statuses of a workflow: with one declared `as const`, the union of its status names. */
+export type StatusOf<W extends { readonly transitions: object }> = keyof TransitionsOf<W> & string
+/** The statuses of `W` with a move to `To`. */
+type FromOf<W extends { readonly transitions: object }, To extends string> = {
+  [From in StatusOf<W>]: TransitionsOf<W>[From & keyof TransitionsOf<W>] extends ReadonlyArray<infer Target> ? (To extends Target ? From : never) : never
+}[StatusOf<W>]
+
+/**
+ * The guards of workflow `W`, keyed by the status a move goes to. For a workflow declared `as const`,
+ * a key that is not one of its statuses does not compile, and each guard's `from` and `to` are its statuses.
+ */
+export type WorkflowGuards<W extends { readonly transitions: object }> = {
+  readonly [To in StatusOf<W>]?: TransitionGuard<FromOf<W, To>, To>
+}
+
+/** The check at register: `guards` keyed by statuses of the workflow, each a function. */
+export function checkGuards (guards: unknown, statuses: readonly string[], invalid: (message: string) => Error): ReadonlyMap<string, TransitionGuard> {
+  const checked = new Map<string, TransitionGuard>()
+  if (guards === undefined) return checked
+  if (typeof guards !== 'object' || guards === null || Array.isArray(guards)) {
+    throw invalid('.guards must be an object keyed by the status a move goes to, like { shipped: ({ order }) => true | false | "why not" }')
+  }
+  for (const [status, guard] of Object.entries(guards)) {
+    if (!statuses.includes(status)) {
+      throw invalid(`.guards.${status}: "${status}" is not a status of workflow.transitions (${statuses.join(', ')}); a guard is keyed by the status a move goes to`)
+    }
+    if (guard === undefined) continue
+    if (typeof guard !== 'function') throw invalid(`.guards.${status} must be a function (move) => true | false | "why not", sync or async`)
+    checked.set(status, guard as TransitionGuard)
+  }
+  return checked
+}
+
+/**
+ * Runs `guard` on the move and throws ORDER_TRANSITION_REFUSED when it refuses: with its message, or
+ * a generic one. Anything but `true` or nothing refuses, so a guard that returns what it did not mean
+ * (a number, null, an object) never lets a move through.
+ */
+export async function runGuard (guard: TransitionGuard, move: TransitionMove): Promise<void> {
+  const decision: unknown = await guard(move)
+  if (decision === true || decision === undefined) return
+  throw new codes.ORDER_TRANSITION_REFUSED(typeof decision === 'string' && decision !== ''
+    ? decision
+    : `This order may not move from "${move.from}" to "${move.to}" now`)
+}
