@@ -2,7 +2,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import { codes } from '../errors.js'
 import { describesObject, isRecord, mapSubschemas, NOT_SUBSCHEMAS, type Schema } from '../http/json-schema.js'
-import { createAjv } from '../http/validation.js'
+import { compileStrict } from '../http/validation.js'
 import type { CustomFieldSchemas, ObjectSchema } from './types.js'
 
 /** The forms one host schema takes in the plugin. */
@@ -106,7 +106,7 @@ export function customFieldForms (schema: unknown, name: 'order' | 'item'): Cust
   if (forms === undefined) {
     const strict = strictCopy(schema, '#', name, true) as Schema
     try {
-      createAjv().compile(strict)
+      compileStrict(strict)
     } catch (err) {
       throw invalid(name, `is not a schema the validator accepts: ${(err as Error).message}`)
     }

@@ -5,6 +5,7 @@ import type {
 } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { errorCodes } from 'fastify'
+import fastJson, { type Schema as SerializedSchema } from 'fast-json-stringify'
 import { codes } from '../errors.js'
 import { IDEMPOTENCY_KEY_RULE } from '../orders/idempotency.js'
 import { openApiSchemaOf } from './openapi.js'
@@ -239,7 +240,9 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     create: openApiSchemaOf(schemas.CreateOrderBody),
     update: openApiSchemaOf(schemas.UpdateOrderStatusBody)
   }, workflow)
-  const common = { bodyLimit, onRequest: hooks?.onRequest, preHandler: hooks?.preHandler }
+  // The shared schemas the responses name by $ref: JSON Schema as TypeBox builds it.
+  const serializerCompiler = serializersOf({ Order: schemas.Order, OrderError: schemas.OrderError } as Record<string, SerializedSchema>)
+  const common = { bodyLimit, serializerCompiler, onRequest: hooks?.onRequest, preHandler: hooks?.preHandler }
 
   const { traced, inSpan, spanOf } = spans
   const listTrace = traced('order.list')
@@ -274,4 +277,28 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     const found = (order: { id: string }) => { spanOf(request)?.setOrderId(order.id) }
     return scope === refused ? reply : inSpan(request, () => rules.updateStatus(request.body, { scope, found }))
   })
+}
+
+/** How many compiled response serializers the process keeps: far more than the routes of any set of apps. */
+const KEPT_SERIALIZERS = 256
+/** Response serializers by the text of their schema and of the shared schemas it names, oldest first. */
+const serializers = new Map<string, (data: unknown) => string>()
+
+/**
+ * The response serializer of each schema, compiled once per process for every app whose routes give
+ * the same schemas: after the validators, compiling serializers is most of what `register` costs.
+ * `shared` are the schemas the responses name by `$ref` (their `$id` as the key).
+ */
+function serializersOf (shared: Record<string, SerializedSchema>) {
+  const sharedText = JSON.stringify(shared)
+  return ({ schema }: { schema: unknown }) => {
+    const key = `${JSON.stringify(schema)}\n${sharedText}`
+    let serialize = serializers.get(key)
+    if (serialize === undefined) {
+      serialize = fastJson(schema as SerializedSchema, { schema: shared })
+      if (serializers.size === KEPT_SERIALIZERS) serializers.delete(serializers.keys().next().value!)
+      serializers.set(key, serialize)
+    }
+    return serialize
+  }
 }

@@ -75,6 +75,36 @@ function readableErrors (errors: readonly ErrorObject[]): ErrorObject[] {
   return result
 }
 
+/** How many compiled validators the process keeps: far more than the schemas of any set of apps. */
+const KEPT_VALIDATORS = 256
+/** Strict validators by schema text, with the schema each was compiled from, oldest first. */
+const compiled = new Map<string, { schema: object, validate: Validate }>()
+let sharedAjv: Ajv | undefined
+
+/**
+ * The strict validator of `schema`, compiled once per process for every schema of the same text:
+ * compiling is most of what `register` costs, and a host that builds an app per test or per tenant
+ * registers the same schemas again and again.
+ */
+export function compileStrict (schema: object): Validate {
+  const key = JSON.stringify(schema)
+  // A schema with an $id names itself in the Ajv that compiles it: a shared one would refuse the same
+  // $id with other content, so such a schema gets an Ajv of its own.
+  if (key.includes('"$id"')) return createAjv().compile(schema)
+  let entry = compiled.get(key)
+  if (entry === undefined) {
+    sharedAjv ??= createAjv()
+    entry = { schema, validate: sharedAjv.compile(schema) }
+    if (compiled.size === KEPT_VALIDATORS) {
+      const [oldestKey, oldest] = compiled.entries().next().value!
+      compiled.delete(oldestKey)
+      sharedAjv.removeSchema(oldest.schema)
+    }
+    compiled.set(key, entry)
+  }
+  return entry.validate
+}
+
 /** `validate`, whose errors say what is allowed. */
 function readable (validate: Validate): Validate {
   const checked = ((value: unknown) => {

@@ -20,7 +20,7 @@ import { checkScope } from './scope.js'
 import { hasCapability, storageMethods, type JoinedStorage, type OrderStorage } from '../storage/order-storage.js'
 import { unavailableOnFailure } from '../storage/unavailable.js'
 import { createSubscriptions, type DeadLetterPage, type OrderEventHandler, type SubscribeOptions, type Subscriptions, type SubscriptionStatus } from '../subscriptions/subscriptions.js'
-import { assertValid, createAjv, forCaller, type Validate } from '../http/validation.js'
+import { assertValid, compileStrict, forCaller, type Validate } from '../http/validation.js'
 import type { Telemetry } from '../telemetry/telemetry.js'
 import type { CompiledWorkflow } from './workflow.js'
 
@@ -86,13 +86,12 @@ export interface OrderServiceConfig {
  * custom fields, the bodies that carry them are checked first for values no storage could keep.
  */
 function strictValidators (schemas: OrderSchemas, customFields: CustomFieldSchemas | undefined): (schema: object) => Validate {
-  const ajv = createAjv()
   const validators = new Map<object, Validate>()
   const limited = new Set<object>(customFields === undefined ? [] : [schemas.CreateOrderBody, schemas.UpdateOrderStatusBody])
   return schema => {
     let validate = validators.get(schema)
     if (validate === undefined) {
-      validate = ajv.compile(schema)
+      validate = compileStrict(schema)
       validators.set(schema, validate = limited.has(schema) ? withValueLimits(validate) : validate)
     }
     return validate
