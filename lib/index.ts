@@ -5,7 +5,7 @@ import { codes } from './errors.js'
 import { checkOptions, type OrderPluginOptions } from './options.js'
 import { orderRoutes } from './http/routes.js'
 import { buildOrderSchemas, type OrderSchemas } from './http/schemas.js'
-import { createOrderService, type OrderService } from './orders/service.js'
+import { createOrderService, type OrderService } from './service.js'
 import { loadTelemetry } from './telemetry/telemetry.js'
 
 declare module 'fastify' {
@@ -69,7 +69,7 @@ export type {
 export type { OrderCustomFields, CustomFieldsPatch } from './custom-fields/types.js'
 export type { OrderPluginOptions } from './options.js'
 export type { Authorize, OrderHooks, OrderOperation } from './http/routes.js'
-export type { MysqlTransactionConnection, OrderService, TransactionClient } from './orders/service.js'
+export type { MysqlTransactionConnection, OrderService, TransactionClient } from './service.js'
 export type { OrderCallOptions } from './orders/rules.js'
 export type { OrderScope } from './orders/scope.js'
 export type { OrderListeners, OrderMove } from './feed/listeners.js'
