@@ -5,6 +5,7 @@ import type { JoinedStorage } from '../order-storage.js'
 import { isPool, lostRace, sessionOf, type MysqlClient, type Session } from './client.js'
 import { createOrder, type Transaction } from './sql/create-order.js'
 import { getOrder } from './sql/get-order.js'
+import { checkOpenTransaction } from './open-transaction.js'
 import { listOrders } from './sql/list-orders.js'
 import { replaceOrder } from './sql/replace-order.js'
 import type { Tables } from './tables.js'
@@ -47,7 +48,10 @@ export function settledOf ({ events }: Tables, pool: MysqlClient): JoinedStorage
 /**
  * Orders whose statements run on `connection`, inside the host's transaction. A pool is refused:
  * its statements would each run, and commit, on any connection. A lost race (InnoDB rolled the
- * host's transaction back) is the host's to retry: a move is ORDER_VERSION_CONFLICT.
+ * host's transaction back) is the host's to retry: a move is ORDER_VERSION_CONFLICT, as is a move
+ * whose order another writer changed meanwhile. The open
+ * transaction is checked at the first call, once for all the calls of this withTransaction (one per
+ * transaction: a connection of the pool serves many, so no more than that can be remembered).
  */
 export function joinTransaction (tables: Tables, settled: JoinedStorage['settled'], connection: unknown): JoinedStorage {
   if (isPool(connection)) {
@@ -60,17 +64,41 @@ export function joinTransaction (tables: Tables, settled: JoinedStorage['settled
   const session: Session = sessionOf(given as Parameters<typeof sessionOf>[0])
   const transaction: Transaction = work => work(session)
   const replace = replaceOrder(tables, transaction, true)
+  const create = createOrder(tables, transaction, true)
+  const get = getOrder(tables, session)
+  const list = listOrders(tables, session)
+  let open = false
+  const opened = async () => {
+    if (open) return
+    await checkOpenTransaction(given as Parameters<typeof checkOpenTransaction>[0])
+    open = true
+  }
   return {
-    create: createOrder(tables, transaction, true),
-    get: getOrder(tables, session),
-    list: listOrders(tables, session),
+    async create (order, event, claim) {
+      await opened()
+      return create(order, event, claim)
+    },
+    async get (id) {
+      await opened()
+      return get(id)
+    },
+    async list (query) {
+      await opened()
+      return list(query)
+    },
+    // A move reads the order first, through get, which checked. A version changed by another writer is
+    // the host's conflict at once: under InnoDB's REPEATABLE READ the host's snapshot still shows the
+    // order as it was, so reading it again, and running its guard again, could never store the move.
     async replace (order, expectedVersion, event) {
+      let stored: boolean
       try {
-        return await replace(order, expectedVersion, event)
+        stored = await replace(order, expectedVersion, event)
       } catch (err) {
         if (lostRace(err)) throw new codes.ORDER_VERSION_CONFLICT(order.id, expectedVersion)
         throw err
       }
+      if (!stored) throw new codes.ORDER_VERSION_CONFLICT(order.id, expectedVersion)
+      return true
     },
     settled
   }

@@ -32,6 +32,8 @@ export const orderIndexes = Object.freeze({
   customerStatus: 'customer_status_created_idx',
   number: 'number_idx',
   reference: 'reference_created_idx',
+  /** A store's orders of one reference: the store-scoped reference page. */
+  storeReferenceCreated: 'store_reference_created_idx',
   /** Unique: a customer's reference, per store ('' for orders without one). */
   storeReference: 'customer_reference_store_idx',
   store: 'store_created_idx',

@@ -70,22 +70,26 @@ else {
     'store, customer and three statuses': { store: 'us', customerId: 'cus_7', statuses: ['cancelled', 'paid', 'shipped'] },
     'the rare store and a range past it': { store: 'outlet', createdFrom: minute(10), createdTo: minute(15000) },
     'store and a number': { store: 'eu', number: middle },
-    'store, reference and customer': { store: 'eu', reference: 'ref_201', customerId: 'cus_1' }
+    'store, reference and customer': { store: 'eu', reference: 'ref_201', customerId: 'cus_1' },
+    'store and reference': { store: 'eu', reference: 'ref_201' },
+    'a store and a reference it has no order of': { store: 'us', reference: 'ref_201' }
   }
 
   /** The index a shape must read: named after the columns the filter fixes, or the unique one that names its orders. */
   function indexOf (filter: Partial<StorageListQuery>): string {
     if (filter.number !== undefined) return 'number_idx'
     if (filter.ids !== undefined) return 'PRIMARY'
-    if (filter.reference !== undefined) return filter.customerId === undefined ? 'reference_created_idx' : 'customer_reference_store_idx'
+    if (filter.reference !== undefined) {
+      return filter.customerId !== undefined ? 'customer_reference_store_idx' : filter.store === undefined ? 'reference_created_idx' : 'store_reference_created_idx'
+    }
     const fixed = [filter.store && 'store', filter.customerId && 'customer', filter.statuses && 'status'].filter(Boolean)
     return { '': 'created_idx', customer: 'customer_created_idx', status: 'status_created_idx', 'customer,status': 'customer_status_created_idx', store: 'store_created_idx', 'store,customer': 'store_customer_created_idx', 'store,status': 'store_status_created_idx', 'store,customer,status': 'store_customer_status_idx' }[fixed.join(',')]!
   }
 
-  /** The rows a page may read beyond about a page per walk: the ids given, or the orders of one reference (one per customer here). */
+  /** The rows a page may read beyond about a page per walk: the ids given, or the orders of one reference (one per customer here) in every store. */
   function removableOf (filter: Partial<StorageListQuery>): number {
     if (filter.ids !== undefined) return some.length
-    if (filter.reference !== undefined && filter.customerId === undefined) return CUSTOMERS
+    if (filter.reference !== undefined && filter.customerId === undefined && filter.store === undefined) return CUSTOMERS
     return 0
   }
 

@@ -30,12 +30,17 @@ export function listOrders ({ orders }: Tables, session: Session): OrdersCapabil
     const storeCheck = () => { if (store !== undefined) where('store = ?', columnText(store)) }
     // A number names at most one order, and a reference with a customer one per store, through a
     // unique index; ids name at most 100, read by primary key. The first of those given is read; every
-    // other filter is a condition on those few rows. A reference alone walks (reference, created_at, id).
+    // other filter is a condition on those few rows. A reference without a customer walks (store,
+    // reference, created_at, id) in a store, (reference, created_at, id) otherwise.
     let index: string
     // The fixed columns of a walk, with several statuses one walk each, merged: a page reads at most `limit` rows per status.
     let walks: unknown[][] = [[]]
     if (number !== undefined || ids !== undefined || reference !== undefined) {
-      index = number !== undefined ? orderIndexes.number : ids !== undefined ? 'PRIMARY' : customerId !== undefined ? orderIndexes.storeReference : orderIndexes.reference
+      index = number !== undefined
+        ? orderIndexes.number
+        : ids !== undefined
+          ? 'PRIMARY'
+          : customerId !== undefined ? orderIndexes.storeReference : store !== undefined ? orderIndexes.storeReferenceCreated : orderIndexes.reference
       if (number !== undefined) where('number = ?', number)
       if (ids !== undefined) where('id IN (?)', ids.map(columnText))
       if (customerId !== undefined) where('customer_id = ?', columnText(customerId))
