@@ -137,7 +137,8 @@ async function writeOrders (port: string): Promise<Order[]> {
   for (let i = 0; i < ORDERS; i += 10) {
     orders.push(...await Promise.all(Array.from({ length: 10 }, async () => {
       const order = await post(port, 'createOrder', orderBody())
-      for (const status of MOVES) await post(port, 'updateOrderStatus', { id: order.id, status })
+      // The example ships an order only after a paid move that names its payment.
+      for (const status of MOVES) await post(port, 'updateOrderStatus', { id: order.id, status, ...(status === 'paid' && { reason: 'payment pi_1' }) })
       return order
     })))
   }

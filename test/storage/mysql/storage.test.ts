@@ -132,6 +132,17 @@ else {
     t.equal((await storage.list({ order: 'asc', limit: 10 })).length, 2, 'nothing half-written')
   })
 
+  t.test('an order the database refuses for another reason than a taken reference fails the create, with its claim undone', async t => {
+    const table = db.freshTable()
+    await mysqlStorage({ client: db.client, table }).init()
+    const refusing = failing(/^INSERT INTO `[^`]*` \(id, customer_id/, 1, () => ({ errno: 1114, code: 'ER_RECORD_FILE_FULL' }))
+    await t.rejects(storeOrder(mysqlStorage({ client: refusing, table }), orderOf(), claimOf('key-refused')), { code: 'ER_RECORD_FILE_FULL' })
+    const storage = mysqlStorage({ client: db.client, table })
+    t.same(await storage.list({ order: 'asc', limit: 10 }), [], 'no order')
+    const retried = orderOf()
+    t.equal((await storeOrder(storage, retried, claimOf('key-refused'))).created, true, 'the key is free for the retry')
+  })
+
   t.test('a connection lost halfway is 503 with nothing written, and is not given back to the pool', async t => {
     const table = db.freshTable()
     await mysqlStorage({ client: db.client, table }).init()

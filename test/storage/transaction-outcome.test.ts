@@ -1,0 +1,46 @@
+// The outcome of a host's transaction, as the plugin learns it from any storage that joins one: listeners after a commit, a log line when it cannot tell.
+import t from 'tap'
+import Fastify from 'fastify'
+import orderPlugin, { memoryStorage, type OrderStorage, type TransactionClient } from '../../lib/index.js'
+import { eventually, logLines, orderBody } from '../helper.js'
+
+/** The host's transaction client: this storage needs nothing of it. */
+const client = {} as TransactionClient
+
+/** A memory storage that joins any "transaction": its outcome is whatever `settled` answers. */
+function joiningStorage (settled: (signal: AbortSignal) => Promise<boolean>): OrderStorage {
+  const storage = memoryStorage()
+  return {
+    ...storage,
+    joinTransaction: () => ({ ...storage, settled: (_eventId: string, signal: AbortSignal) => settled(signal) })
+  } as OrderStorage
+}
+
+t.test('a transaction whose outcome cannot be learned is logged, and its listeners do not run', async t => {
+  const { lines, stream } = logLines()
+  const app = Fastify({ logger: { stream } })
+  t.teardown(() => app.close())
+  await app.register(orderPlugin, { storage: joiningStorage(async () => { throw new Error('the database went away') }) })
+  const created: string[] = []
+  app.orders.on('created', order => { created.push(order.id) })
+  await app.orders.withTransaction(client).create(orderBody())
+  await eventually('the failure to learn the outcome is logged', () => lines.some(line => /could not learn whether a transaction committed/.test(line.msg)))
+  t.same(created, [], 'no listener ran for a change that may not have committed')
+})
+
+t.test('once the app closes, a transaction still open is let go without a log line', async t => {
+  const { lines, stream } = logLines()
+  const app = Fastify({ logger: { stream } })
+  let aborted = false
+  await app.register(orderPlugin, {
+    // Ends only when the app closes, as a lookout does for a transaction that outlives the app.
+    storage: joiningStorage(signal => new Promise((_resolve, reject) => {
+      signal.addEventListener('abort', () => { aborted = true; reject(new Error('closing')) })
+    }))
+  })
+  await app.orders.withTransaction(client).create(orderBody())
+  await app.close()
+  await eventually('the wait is let go', () => aborted)
+  await new Promise(resolve => setImmediate(resolve))
+  t.notOk(lines.some(line => /could not learn/.test(line.msg)), 'nothing to report about an app that closed')
+})
