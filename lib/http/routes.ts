@@ -8,6 +8,7 @@ import { errorCodes } from 'fastify'
 import fastJson, { type Schema as SerializedSchema } from 'fast-json-stringify'
 import { codes } from '../errors.js'
 import { IDEMPOTENCY_KEY_RULE } from '../orders/idempotency.js'
+import { compiledOnce } from './compiled-once.js'
 import { openApiSchemaOf } from './openapi.js'
 import type { OrderRules } from '../orders/rules.js'
 import type { OrderSchemas } from './schemas.js'
@@ -279,10 +280,9 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
   })
 }
 
-/** How many compiled response serializers the process keeps: far more than the routes of any set of apps. */
-const KEPT_SERIALIZERS = 256
-/** Response serializers by the text of their schema and of the shared schemas it names, oldest first. */
-const serializers = new Map<string, (data: unknown) => string>()
+/** Response serializers by the text of their schema and of the shared schemas it names. */
+const serializerOnce = compiledOnce(({ schema, shared }: { schema: SerializedSchema, shared: Record<string, SerializedSchema> }) =>
+  fastJson(schema, { schema: shared }))
 
 /**
  * The response serializer of each schema, compiled once per process for every app whose routes give
@@ -291,14 +291,6 @@ const serializers = new Map<string, (data: unknown) => string>()
  */
 function serializersOf (shared: Record<string, SerializedSchema>) {
   const sharedText = JSON.stringify(shared)
-  return ({ schema }: { schema: unknown }) => {
-    const key = `${JSON.stringify(schema)}\n${sharedText}`
-    let serialize = serializers.get(key)
-    if (serialize === undefined) {
-      serialize = fastJson(schema as SerializedSchema, { schema: shared })
-      if (serializers.size === KEPT_SERIALIZERS) serializers.delete(serializers.keys().next().value!)
-      serializers.set(key, serialize)
-    }
-    return serialize
-  }
+  return ({ schema }: { schema: unknown }) =>
+    serializerOnce(`${JSON.stringify(schema)}\n${sharedText}`, { schema: schema as SerializedSchema, shared })
 }

@@ -2,6 +2,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import ajvFormats from 'ajv-formats'
 import { codes } from '../errors.js'
+import { compiledOnce } from './compiled-once.js'
 
 // ajv-formats is CommonJS: under nodenext its default import is the module, whose `default` is the plugin.
 const addFormats = ajvFormats.default
@@ -75,11 +76,11 @@ function readableErrors (errors: readonly ErrorObject[]): ErrorObject[] {
   return result
 }
 
-/** How many compiled validators the process keeps: far more than the schemas of any set of apps. */
-const KEPT_VALIDATORS = 256
-/** Strict validators by schema text, with the schema each was compiled from, oldest first. */
-const compiled = new Map<string, { schema: object, validate: Validate }>()
 let sharedAjv: Ajv | undefined
+/** Strict validators by schema text, with the schema each was compiled from; a forgotten one leaves the shared Ajv too. */
+const strictOnce = compiledOnce(
+  (schema: object) => ({ schema, validate: (sharedAjv ??= createAjv()).compile(schema) }),
+  ({ schema }) => sharedAjv!.removeSchema(schema))
 
 /**
  * The strict validator of `schema`, compiled once per process for every schema of the same text:
@@ -91,18 +92,7 @@ export function compileStrict (schema: object): Validate {
   // A schema with an $id names itself in the Ajv that compiles it: a shared one would refuse the same
   // $id with other content, so such a schema gets an Ajv of its own.
   if (key.includes('"$id"')) return createAjv().compile(schema)
-  let entry = compiled.get(key)
-  if (entry === undefined) {
-    sharedAjv ??= createAjv()
-    entry = { schema, validate: sharedAjv.compile(schema) }
-    if (compiled.size === KEPT_VALIDATORS) {
-      const [oldestKey, oldest] = compiled.entries().next().value!
-      compiled.delete(oldestKey)
-      sharedAjv.removeSchema(oldest.schema)
-    }
-    compiled.set(key, entry)
-  }
-  return entry.validate
+  return strictOnce(key, schema).validate
 }
 
 /** `validate`, whose errors say what is allowed. */
