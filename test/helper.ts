@@ -20,11 +20,11 @@ let mysqlServer: Promise<TestMysql> | undefined
  * FASTIFY_ORDER_TEST_STORAGE=mysql a fresh table on the MariaDB or MySQL server of MYSQL_URL, so the
  * route tests check the contract on every storage (`npm run test:postgres`, `npm run test:mysql`).
  */
-async function defaultStorage (): Promise<OrderStorage | undefined> {
+async function defaultStorage (t: Test): Promise<OrderStorage | undefined> {
   switch (process.env.FASTIFY_ORDER_TEST_STORAGE) {
     case 'postgres':
       database ??= import('./postgres-helper.js').then(({ testDatabase }) => testDatabase(tap))
-      return (await database).storage()
+      return (await database).storage({}, t)
     case 'mysql':
       mysqlServer ??= import('./mysql-helper.js').then(({ testMysql }) => testMysql(tap))
       return (await mysqlServer).storage()
@@ -34,14 +34,14 @@ async function defaultStorage (): Promise<OrderStorage | undefined> {
 }
 
 /** The storage a test's app gets by default, for tests that share one storage between two apps. */
-export async function testStorage (): Promise<OrderStorage> {
-  return await defaultStorage() ?? memoryStorage()
+export async function testStorage (t: Test): Promise<OrderStorage> {
+  return await defaultStorage(t) ?? memoryStorage()
 }
 
 export async function buildApp (t: Test, options: OrderPluginOptions = {}, server: FastifyServerOptions = {}): Promise<FastifyInstance> {
   const app = Fastify(server)
   t.teardown(() => app.close())
-  const storage = options.storage ?? await defaultStorage()
+  const storage = options.storage ?? await defaultStorage(t)
   await app.register(orderPlugin, storage === undefined ? options : { ...options, storage })
   await app.ready()
   return app

@@ -8,7 +8,7 @@ const customFields = { order: Shipping, item: Gift }
 const key = (value: string) => ({ 'idempotency-key': value })
 
 t.test('a body without custom fields keeps its fingerprint when the option is set later', async t => {
-  const storage = await testStorage()
+  const storage = await testStorage(t)
   const before = await buildApp(t, { storage })
   const first = await post(before, 'createOrder', orderBody(), key('checkout-1'))
 

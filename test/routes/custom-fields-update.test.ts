@@ -42,7 +42,7 @@ t.test('a move without a patch keeps the custom fields as they are', async t => 
 })
 
 t.test('a patch that breaks the schema is a 400 and stores nothing', async t => {
-  const storage = await testStorage()
+  const storage = await testStorage(t)
   const app = await buildApp(t, { storage, customFields })
   const paid = await shippingOrder(app)
   const patches = [

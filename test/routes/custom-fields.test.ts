@@ -135,7 +135,7 @@ function leakyStorage (inner: OrderStorage): OrderStorage {
 }
 
 t.test('keys an adapter adds inside custom fields never reach a client', async t => {
-  const app = await buildApp(t, { customFields, storage: leakyStorage(await testStorage()) })
+  const app = await buildApp(t, { customFields, storage: leakyStorage(await testStorage(t)) })
   const fields = { address, carrier: { kind: 'courier', company: 'Acme', express: false } }
   const created = await post(app, 'createOrder', bodyWith(fields, { giftNote: 'hi' }))
   const listed = await post(app, 'getOrderList', {})
@@ -148,7 +148,7 @@ t.test('keys an adapter adds inside custom fields never reach a client', async t
 })
 
 t.test('without the customFields option, sending custom fields is a 400 and none are ever returned', async t => {
-  const storage = await testStorage()
+  const storage = await testStorage(t)
   const withFields = await buildApp(t, { storage, customFields })
   const order = await createOrder(withFields, bodyWith({ address }, { giftNote: 'hi' }) as never)
 
@@ -166,7 +166,7 @@ t.test('without the customFields option, sending custom fields is a 400 and none
 })
 
 t.test('orders stored before the option was set come back without customFields', async t => {
-  const storage = await testStorage()
+  const storage = await testStorage(t)
   const before = await createOrder(await buildApp(t, { storage }))
   const app = await buildApp(t, { storage, customFields })
   const [listed] = (await post(app, 'getOrderList', {})).body.items

@@ -27,7 +27,7 @@ async function busyShop (app: Awaited<ReturnType<typeof appOn>>, orders: number)
 }
 
 t.test('with concurrency, several orders are handled at once, and one order\'s events one at a time in feed order', async t => {
-  const app = await appOn(t, await testStorage())
+  const app = await appOn(t, await testStorage(t))
   const running = new Set<string>()
   const seen = new Map<string, number[]>()
   let most = 0
@@ -53,7 +53,7 @@ t.test('with concurrency, several orders are handled at once, and one order\'s e
 })
 
 t.test('events finished above an unfinished one are recorded, so a successor redelivers only what was in flight', async t => {
-  const storage = await testStorage() as Required<OrderStorage>
+  const storage = await testStorage(t) as Required<OrderStorage>
   const app = await appOn(t, storage)
   let release: () => void = () => {}
   const stuck = new Promise<void>(resolve => { release = resolve })
@@ -111,7 +111,7 @@ t.test('an event waiting for its next attempt holds no slot: other orders go on'
 })
 
 t.test('a schedule sets an event aside as a dead letter, its order goes on, and redeliver delivers it with a fresh schedule', async t => {
-  const storage = await testStorage()
+  const storage = await testStorage(t)
   const app = await appOn(t, storage)
   let refusing = true
   const delivered: Array<[string, number]> = []
@@ -184,7 +184,7 @@ t.test('a failure described with characters a database cannot keep, or at great 
 t.test('a handler throwing values that describe themselves badly is retried and dead-lettered, never crashing or stalling', async t => {
   const odd = oddFailures()
   const { lines, stream } = logLines()
-  const app = await appOn(t, await testStorage(), { stream })
+  const app = await appOn(t, await testStorage(t), { stream })
   const attempts = new Map<string, number>()
   app.orders.subscribe('erp', async (event) => {
     attempts.set(event.id, (attempts.get(event.id) ?? 0) + 1)
@@ -237,7 +237,7 @@ t.test('subscriptions() shows what is in flight and how far behind the subscript
 })
 
 t.test('app.close() waits for every handler call in flight and leaves waiting retries to the next holder', async t => {
-  const storage = await testStorage()
+  const storage = await testStorage(t)
   const first = await appOn(t, storage)
   const calls: string[] = []
   let release: () => void = () => {}

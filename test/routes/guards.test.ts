@@ -38,7 +38,7 @@ t.test('a guard that returns a string refuses with that message, on the route an
 
 t.test('true or nothing, sync or async, allows the move; anything else refuses it', async t => {
   const decisions: unknown[] = [true, undefined, Promise.resolve(true), Promise.resolve(undefined), false, '', null, 0, 1, {}, Promise.resolve('not today')]
-  const storage = await testStorage()
+  const storage = await testStorage(t)
   let next: unknown
   const app = await buildApp(t, { storage, workflow: guarded({ paid: () => next as never }) })
   for (const decision of decisions) {

@@ -31,7 +31,7 @@ t.test('app.orders names what is wrong without "body/", which it does not have',
 })
 
 t.test('app.orders words the custom fields a patch would leave wrong without "body/" too', async t => {
-  const storage = await testStorage()
+  const storage = await testStorage(t)
   // An order stored before the option: a patch must give it the required address.
   const before = await createOrder(await buildApp(t, { storage }))
   const app = await buildApp(t, { storage, customFields: { order: Shipping } })
@@ -68,7 +68,7 @@ t.test('a forbidden move is a 409 that names both statuses and says where the or
 })
 
 t.test('an order in a status a changed workflow no longer has says so when it cannot move', async t => {
-  const storage = await testStorage()
+  const storage = await testStorage(t)
   const before = await buildApp(t, { storage, workflow: { initial: 'new', transitions: { new: ['held', 'done'], held: ['done'], done: [] } } })
   const order = await before.orders.create(orderBody())
   await before.orders.updateStatus({ id: order.id, status: 'held' })

@@ -10,7 +10,7 @@ const { transaction } = db
 
 for (const conformanceCase of conformanceCases) {
   t.test(`postgresStorage (${db.server ? 'server' : 'PGlite'}): ${conformanceCase.name}`, async t => {
-    t.equal(await runConformanceCase(conformanceCase, () => db.storage(), { transaction }), undefined, 'passed, not skipped')
+    t.equal(await runConformanceCase(conformanceCase, () => db.storage({}, t), { transaction }), undefined, 'passed, not skipped')
   })
 }
 
@@ -28,6 +28,6 @@ const preparing: PostgresClient = { query: (config: any, params?: unknown[]) => 
 const otherWay = db.server ? { prepare: false } : { client: preparing, prepare: true }
 for (const conformanceCase of conformanceCases) {
   t.test(`postgresStorage with prepare: ${otherWay.prepare} (${db.server ? 'server' : 'PGlite'}): ${conformanceCase.name}`, async t => {
-    t.equal(await runConformanceCase(conformanceCase, () => db.storage(otherWay), { transaction }), undefined, 'passed, not skipped')
+    t.equal(await runConformanceCase(conformanceCase, () => db.storage(otherWay, t), { transaction }), undefined, 'passed, not skipped')
   })
 }
