@@ -43,7 +43,13 @@ export async function dropTables (client: PostgresClient, table: string): Promis
   await client.query(`DROP FUNCTION IF EXISTS "${table}_epoch"()`, [])
 }
 
-/** One database per test file, closed when `t` ends: the server `url` names (default DATABASE_URL), else PGlite. */
+/** The PGlite the test files of this process share, and how many of them are still using it. */
+let shared: { users: number, lite: Promise<PGlite> } | undefined
+
+/**
+ * One database per test file, closed when `t` ends: the server `url` names (default DATABASE_URL), else a
+ * PGlite, which prepared transactions let leave a transaction running as another client would.
+ */
 export async function testDatabase (t: Test, url = process.env.DATABASE_URL): Promise<TestDatabase> {
   const closers: Array<() => Promise<void>> = []
   const tables: string[] = []
@@ -51,9 +57,17 @@ export async function testDatabase (t: Test, url = process.env.DATABASE_URL): Pr
   let connect: () => PostgresClient
   let session: () => Promise<PostgresClient>
   if (url === undefined || url === '') {
-    // Prepared transactions let one PGlite session leave a transaction running, as another client would.
-    const lite = await freshPGlite({ startParams: [...PGlite.defaultStartParams, '-c', 'max_prepared_transactions=4'] })
-    closers.push(() => lite.close())
+    // One PGlite for every test file of a process (test/storage/postgres.ts runs a folder's files in one),
+    // each on tables of its own; closed when the last of them ends.
+    shared ??= { users: 0, lite: freshPGlite({ startParams: [...PGlite.defaultStartParams, '-c', 'max_prepared_transactions=4'] }) }
+    const own = shared
+    own.users++
+    const lite = await own.lite
+    closers.push(async () => {
+      if (--own.users > 0) return
+      if (shared === own) shared = undefined
+      await lite.close()
+    })
     client = lite
     connect = () => lite
     session = async () => lite
@@ -104,7 +118,7 @@ export async function testDatabase (t: Test, url = process.env.DATABASE_URL): Pr
     await own.query('BEGIN', [])
     await work(own)
     if (own !== client) return { commit: async () => { await own.query('COMMIT', []) } }
-    const name = `fastify_order_test_${prepared++}`
+    const name = `${prefix}_${prepared++}`
     await own.query(`PREPARE TRANSACTION '${name}'`, [])
     return { commit: async () => { await own.query(`COMMIT PREPARED '${name}'`, []) } }
   }

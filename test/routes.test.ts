@@ -1,4 +1,4 @@
 // The route tests on memory storage, the plugin's default. `npx tap test/routes/<file>` runs one file alone.
-import { runRouteTests } from './route-tests.js'
+import { runFolder } from './run-folder.js'
 
-await runRouteTests()
+await runFolder(new URL('routes/', import.meta.url))
