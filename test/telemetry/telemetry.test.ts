@@ -6,7 +6,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import Fastify from 'fastify'
 import t from 'tap'
 import { codes } from '../../lib/errors.js'
-import { orderPlugin, type OrderEvent, type OrderPluginOptions } from '../../lib/index.js'
+import { memoryStorage, orderPlugin, type OrderEvent, type OrderPluginOptions } from '../../lib/index.js'
 import { failureType } from '../../lib/feed/describe-failure.js'
 import { loadTelemetry, noTelemetry } from '../../lib/telemetry/telemetry.js'
 
@@ -347,6 +347,16 @@ t.test('with the SDK', async t => {
     const found = await collected()
     t.same(pointsOf(found.get('fastify_order.orders.created')), [[{}, 1]])
     t.same(pointsOf(found.get('fastify_order.feed.held_back')), [[{}, 0]], 'memory storage: nothing holds the feed back')
+  })
+
+  t.test('a storage without subscriptions reports no lag, and the app still reports the rest', async t => {
+    const { lease, readSubscription, checkpoint, release, recordOutcomes, readRedeliveries, listDeadLetters, redeliver, inspectSubscription, ...feedOnly } = memoryStorage()
+    const { app } = await hostApp({ storage: feedOnly })
+    t.teardown(() => app.close())
+    await app.orders.create({ customerId: 'cus_1', currency: 'EUR', items: [{ sku: 'A', quantity: 1, unitPrice: 100 }] })
+    const found = await collected()
+    t.same(pointsOf(found.get('fastify_order.subscription.lag')), [], 'no subscription, no lag')
+    t.same(pointsOf(found.get('fastify_order.orders.created')), [[{}, 1]])
   })
 
   t.test('through a subscription: a span per handler call, each attempt counted by outcome and timed, the lag of the lease holder', async t => {
