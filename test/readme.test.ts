@@ -10,7 +10,7 @@ import { exampleMemoryStorage } from './helper.js'
 import { buildServer } from '../examples/server.js'
 import { codes, CreateOrderBodySchema, defaultWorkflow, ListOrdersBodySchema, UpdateOrderStatusBodySchema, workflowDiagram } from '../lib/index.js'
 
-// Type-checking the snippets runs the compiler twice, which takes a while on a busy machine.
+// Type-checking the snippets runs the compiler on three programs, which takes a while on a busy machine.
 t.setTimeout(120_000)
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -20,6 +20,9 @@ const documents = new Map(['README.md', 'CONTRIBUTING.md', ...readdirSync(join(r
 const readme = documents.get('README.md')!
 const blocksOf = (text: string) => [...text.matchAll(/^```(\w+)\n([\s\S]*?)^```$/gm)].map(([, lang, code]) => ({ lang: lang!, code: code! }))
 const blocks = [...documents.values()].flatMap(blocksOf)
+
+/** Marks the lines in which the snippets' process says how each ran, among what the snippets print. */
+const RAN = 'snippet ran: '
 
 t.test('every TypeScript snippet of the README and the guides type-checks and runs', async t => {
   const snippets = blocks.filter(block => block.lang === 'ts').map(block => block.code)
@@ -73,9 +76,6 @@ t.test('every TypeScript snippet of the README and the guides type-checks and ru
     t.ok(ran.has(file) && ran.get(file) === undefined, `${file.slice(root.length)} runs${ran.get(file) === undefined ? '' : `: ${ran.get(file)}`}`)
   }
 })
-
-/** Marks the lines in which the snippets' process says how each ran, among what the snippets print. */
-const RAN = 'snippet ran: '
 
 // Fields the server chooses at run time; the README shows the values of one real run.
 const chosen = new Set(['id', 'at', 'createdAt', 'updatedAt', 'nextCursor'])
