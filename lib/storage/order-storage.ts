@@ -229,6 +229,28 @@ export interface JoinedStorage extends Omit<OrdersCapability, 'purgeIdempotencyK
 }
 
 /**
+ * A joined storage's create and reads, each first awaiting `opened`, an adapter's check that the host's
+ * transaction is open: outside one, every statement would commit on its own. A move reads the order
+ * first, through get, so it is checked too.
+ */
+export function checkedFirst (opened: () => Promise<void>, { create, get, list }: Pick<JoinedStorage, 'create' | 'get' | 'list'>): Pick<JoinedStorage, 'create' | 'get' | 'list'> {
+  return {
+    async create (order, event, claim) {
+      await opened()
+      return create(order, event, claim)
+    },
+    async get (id) {
+      await opened()
+      return get(id)
+    },
+    async list (query) {
+      await opened()
+      return list(query)
+    }
+  }
+}
+
+/**
  * Where orders live: the capabilities an adapter composes. The orders are required; the feed,
  * subscriptions (which need the feed) and joining a transaction are each there whole or not at all,
  * and what needs one that is missing says so when it is called. Adapters only store: totals,

@@ -1,7 +1,7 @@
 // Orders inside a transaction the host opened on a mysql2 connection: the same statements on it, and the outcome learned from the database.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { codes } from '../../errors.js'
-import type { JoinedStorage } from '../order-storage.js'
+import { checkedFirst, type JoinedStorage } from '../order-storage.js'
 import { isPool, lostRace, sessionOf, type MysqlClient, type Session } from './client.js'
 import { createOrder, type Transaction } from './sql/create-order.js'
 import { getOrder } from './sql/get-order.js'
@@ -74,21 +74,10 @@ export function joinTransaction (tables: Tables, settled: JoinedStorage['settled
     open = true
   }
   return {
-    async create (order, event, claim) {
-      await opened()
-      return create(order, event, claim)
-    },
-    async get (id) {
-      await opened()
-      return get(id)
-    },
-    async list (query) {
-      await opened()
-      return list(query)
-    },
-    // A move reads the order first, through get, which checked. A version changed by another writer is
-    // the host's conflict at once: under InnoDB's REPEATABLE READ the host's snapshot still shows the
-    // order as it was, so reading it again, and running its guard again, could never store the move.
+    ...checkedFirst(opened, { create, get, list }),
+    // A version changed by another writer is the host's conflict at once: under InnoDB's REPEATABLE READ
+    // the host's snapshot still shows the order as it was, so reading it again, and running its guard
+    // again, could never store the move.
     async replace (order, expectedVersion, event) {
       let stored: boolean
       try {

@@ -1,7 +1,7 @@
 // Orders inside a transaction the host opened: the same statements on its client, and the outcome learned from the database.
 import { setTimeout as sleep } from 'node:timers/promises'
 import { codes } from '../../errors.js'
-import type { JoinedStorage } from '../order-storage.js'
+import { checkedFirst, type JoinedStorage } from '../order-storage.js'
 import { runnerOf, type PostgresClient, type Run } from './client.js'
 import { createOrder } from './sql/create-order.js'
 import { getOrder } from './sql/get-order.js'
@@ -90,19 +90,7 @@ export function joinTransaction (tables: Tables, outcomes: TransactionOutcomes, 
   const opened = () => checkOpenTransaction(given, run)
 
   return {
-    async create (order, event, claim) {
-      await opened()
-      return create(order, event, claim)
-    },
-    async get (id) {
-      await opened()
-      return get(id)
-    },
-    async list (query) {
-      await opened()
-      return list(query)
-    },
-    // A move reads the order first, through get, which checked.
+    ...checkedFirst(opened, { create, get, list }),
     async replace (order, expectedVersion, event) {
       try {
         return await replace(order, expectedVersion, event)
