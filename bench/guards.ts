@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { formatCount, median, printTable } from './report.js'
 import type { StorageName } from './storages.js'
+import { cpuTimeOf } from './servers/serve.js'
 
 const { values: flags } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, storage: { type: 'string', multiple: true, default: [] }, rounds: { type: 'string' } }
@@ -33,14 +34,6 @@ async function stop (server: Server): Promise<void> {
   await exited
 }
 
-/** The server process's user + system CPU time so far, in microseconds. */
-async function cpuTime (server: Server): Promise<number> {
-  const reply = once(server.child, 'message') as Promise<[{ cpu: NodeJS.CpuUsage }]>
-  server.child.send('cpu')
-  const [{ cpu }] = await reply
-  return cpu.user + cpu.system
-}
-
 interface Load {
   rate: number
   /** Server CPU microseconds per request: steadier than req/s when other work shares the machine. */
@@ -49,7 +42,7 @@ interface Load {
 
 /** Requests per second of `amount` moves, each of an order of the server's own not moved before, and their CPU cost. */
 async function load (server: Server, amount: number): Promise<Load> {
-  const cpuBefore = await cpuTime(server)
+  const cpuBefore = await cpuTimeOf(server.child)
   const started = performance.now()
   let answered = started
   let finish!: (result: autocannon.Result) => void
@@ -68,7 +61,7 @@ async function load (server: Server, amount: number): Promise<Load> {
   const result = await done
   if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) throw new Error(`${server.name}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`)
   const rate = result.requests.total / ((answered - started) / 1000)
-  return { rate, cpu: (await cpuTime(server) - cpuBefore) / result.requests.total }
+  return { rate, cpu: (await cpuTimeOf(server.child) - cpuBefore) / result.requests.total }
 }
 
 const rows: string[][] = []

@@ -13,6 +13,7 @@ import { formatCount as format, median, printTable } from './report.js'
 import { hasMysqlAdapter } from './mysql.js'
 import { hasPostgresAdapter, type StorageName } from './storages.js'
 import { USAGE } from './usage.js'
+import { cpuTimeOf } from './servers/serve.js'
 
 const { values: flags } = parseArgs({
   options: {
@@ -131,14 +132,6 @@ async function seed (server: Server): Promise<void> {
   }
 }
 
-/** The server process's user + system CPU time so far, in microseconds. */
-async function cpuTime (server: Server): Promise<number> {
-  const reply = once(server.child, 'message') as Promise<[{ cpu: NodeJS.CpuUsage }]>
-  server.child.send('cpu')
-  const [{ cpu }] = await reply
-  return cpu.user + cpu.system
-}
-
 interface Load {
   /** Requests per second. */
   rate: number
@@ -156,7 +149,7 @@ let references = 0
 async function load (server: Server, route: Route, seconds: number, body = bodyOf(server, route)): Promise<Load> {
   const databaseCpu = async () => server.applicationName === undefined ? undefined : await backends?.cpu(server.applicationName)
   const databaseBefore = await databaseCpu()
-  const cpuBefore = await cpuTime(server)
+  const cpuBefore = await cpuTimeOf(server.child)
   // With --reference, each create sends the body with a reference no create used before.
   const withReference = flags.reference && route === 'createOrder'
   const result = await autocannon({
@@ -171,7 +164,7 @@ async function load (server: Server, route: Route, seconds: number, body = bodyO
   if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) {
     throw new Error(`${server.name} ${route}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`)
   }
-  const cpu = (await cpuTime(server) - cpuBefore) / result.requests.total
+  const cpu = (await cpuTimeOf(server.child) - cpuBefore) / result.requests.total
   const databaseAfter = await databaseCpu()
   const database = databaseBefore === undefined || databaseAfter === undefined ? undefined : (databaseAfter - databaseBefore) / result.requests.total
   return { rate: result.requests.average, cpu, database }

@@ -10,6 +10,7 @@ import autocannon from 'autocannon'
 import { formatCount, median, printTable } from './report.js'
 import type { TelemetryMode } from './servers/telemetry-mode.js'
 import type { StorageName } from './storages.js'
+import { cpuTimeOf } from './servers/serve.js'
 
 // Memory storage, then each database storage named by --storage (bench/run.ts passes its own).
 const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false }, storage: { type: 'string', multiple: true, default: [] } } })
@@ -98,15 +99,8 @@ async function seed (server: Server): Promise<void> {
   }
 }
 
-async function cpuTime (server: Server): Promise<number> {
-  const reply = once(server.process, 'message') as Promise<[{ cpu: NodeJS.CpuUsage }]>
-  server.process.send('cpu')
-  const [{ cpu }] = await reply
-  return cpu.user + cpu.system
-}
-
 async function load (server: Server, route: Route, seconds: number): Promise<{ rate: number, cpu: number }> {
-  const before = await cpuTime(server)
+  const before = await cpuTimeOf(server.process)
   const result = await autocannon({
     url: `${server.url}/order/${route}`,
     method: 'POST',
@@ -118,7 +112,7 @@ async function load (server: Server, route: Route, seconds: number): Promise<{ r
   if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) {
     throw new Error(`${label[server.mode]} ${route}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`)
   }
-  return { rate: result.requests.average, cpu: (await cpuTime(server) - before) / result.requests.total }
+  return { rate: result.requests.average, cpu: (await cpuTimeOf(server.process) - before) / result.requests.total }
 }
 
 async function http (storage: StorageName): Promise<void> {
