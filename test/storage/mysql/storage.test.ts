@@ -233,6 +233,33 @@ else {
     for (const page of pages) t.same(ids(page!), ids(events))
   })
 
+  t.test('a reader that waited while another instance positioned the events finds them positioned, and positions nothing again', async t => {
+    const table = db.freshTable()
+    const storage = mysqlStorage({ client: db.client, table })
+    await storage.init()
+    const event = createdEvent(orderOf())
+    await storeEvent(storage, event)
+    // Another instance's sequencer at work: it holds the sequencer's row.
+    const other = await db.client.getConnection()
+    t.teardown(() => other.release())
+    await other.beginTransaction()
+    await other.query(`SELECT position FROM \`${table}_sequencer\` WHERE id = 1 FOR UPDATE`)
+    const reading = sequenceEvents(tablesOf(table), db.client)()
+    // The reader saw the event unpositioned and now waits for that row.
+    const waiting = async () => ((await db.client.query<mysql.RowDataPacket[]>(
+      "SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE ?", [`%${table}_sequencer%`]))[0])[0]!.n > 0
+    while (!await waiting()) await new Promise(resolve => setTimeout(resolve, 10))
+    await other.query(`UPDATE \`${table}_events\` SET position = 1 WHERE position IS NULL`)
+    await other.query(`UPDATE \`${table}_sequencer\` SET position = 1 WHERE id = 1`)
+    await other.commit()
+    await reading
+    const [rows] = await db.client.query<mysql.RowDataPacket[]>(`SELECT CAST(id AS CHAR) AS id, position FROM \`${table}_events\``)
+    t.same(rows.map(row => [row.id, Number(row.position)]), [[event.id, 1]])
+    const [[sequencer]] = await db.client.query<mysql.RowDataPacket[]>(`SELECT position FROM \`${table}_sequencer\``)
+    t.equal(Number(sequencer!.position), 1, 'the last position given is still the other instance\'s')
+    t.same(ids((await storage.listEvents({ limit: 10 }))!), [event.id])
+  })
+
   t.test('the sequencer positions a backlog batch by batch, in insert order, with no gap', async t => {
     const table = db.freshTable()
     const storage = mysqlStorage({ client: db.client, table })
