@@ -244,11 +244,27 @@ else {
     t.teardown(() => other.release())
     await other.beginTransaction()
     await other.query(`SELECT position FROM \`${table}_sequencer\` WHERE id = 1 FOR UPDATE`)
-    const reading = sequenceEvents(tablesOf(table), db.client)()
-    // The reader saw the event unpositioned and now waits for that row.
-    const waiting = async () => ((await db.client.query<mysql.RowDataPacket[]>(
-      "SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE ?", [`%${table}_sequencer%`]))[0])[0]!.n > 0
-    while (!await waiting()) await new Promise(resolve => setTimeout(resolve, 10))
+    // The reader has seen the event unpositioned; once it asks for the sequencer's row, the other
+    // instance positions the event and commits, whether or not the reader's lock has reached the server.
+    let asked!: () => void
+    const askedForTheRow = new Promise<void>(resolve => { asked = resolve })
+    const pool = db.connect()
+    const reader: MysqlClient = {
+      pool: pool.pool,
+      query: pool.query.bind(pool),
+      async getConnection () {
+        const connection = await pool.getConnection()
+        return Object.assign(Object.create(connection), {
+          query: (options: { sql: string }, values?: unknown) => {
+            const sent = connection.query(options as never, values as never)
+            if (/_sequencer` WHERE id = 1 FOR UPDATE/.test(options.sql)) asked()
+            return sent
+          }
+        })
+      }
+    } as never
+    const reading = sequenceEvents(tablesOf(table), reader)()
+    await askedForTheRow
     await other.query(`UPDATE \`${table}_events\` SET position = 1 WHERE position IS NULL`)
     await other.query(`UPDATE \`${table}_sequencer\` SET position = 1 WHERE id = 1`)
     await other.commit()
