@@ -205,26 +205,29 @@ const badScopes: Array<[string, unknown]> = [
 ]
 
 t.test('authorize giving something that is not a scope fails closed: 500 ORDER_INVALID_SCOPE, nothing read or written', async t => {
+  // A test each, so each app's storage is let go before the next one's is made.
   for (const [what, decision] of badScopes) {
-    const { lines, stream } = logLines()
-    const app = await buildApp(t, { authorize: () => decision as never }, { logger: { stream } })
-    // Orders of two customers, the numeric one's twin "1234" and "23" included, stored without the routes.
-    const stored = [await app.orders.create(orderBody({ customerId: 'cus_1' })), await app.orders.create(orderBody({ customerId: '1234' })),
-      await app.orders.create(orderBody({ customerId: '23' }))]
-    const bodies = { getOrderList: {}, createOrder: orderBody({ customerId: 'cus_1' }), updateOrderStatus: { id: stored[0]!.id, status: 'paid' } }
-    for (const operation of operations) {
-      for (let attempt = 0; attempt < 2; attempt++) {
-        const { status, body } = await post(app, operation, bodies[operation])
-        t.equal(status, 500, `${what}: ${operation}`)
-        t.equal(body.code, 'ORDER_INVALID_SCOPE', `${what}: ${operation}`)
-        t.match(body.message, `authorize for ${operation} gave`, 'the message says who gave what')
-        t.notOk('items' in body, 'no order is listed')
+    t.test(what, async t => {
+      const { lines, stream } = logLines()
+      const app = await buildApp(t, { authorize: () => decision as never }, { logger: { stream } })
+      // Orders of two customers, the numeric one's twin "1234" and "23" included, stored without the routes.
+      const stored = [await app.orders.create(orderBody({ customerId: 'cus_1' })), await app.orders.create(orderBody({ customerId: '1234' })),
+        await app.orders.create(orderBody({ customerId: '23' }))]
+      const bodies = { getOrderList: {}, createOrder: orderBody({ customerId: 'cus_1' }), updateOrderStatus: { id: stored[0]!.id, status: 'paid' } }
+      for (const operation of operations) {
+        for (let attempt = 0; attempt < 2; attempt++) {
+          const { status, body } = await post(app, operation, bodies[operation])
+          t.equal(status, 500, `${what}: ${operation}`)
+          t.equal(body.code, 'ORDER_INVALID_SCOPE', `${what}: ${operation}`)
+          t.match(body.message, `authorize for ${operation} gave`, 'the message says who gave what')
+          t.notOk('items' in body, 'no order is listed')
+        }
       }
-    }
-    t.same((await app.orders.list({ order: 'asc' })).items, stored, `${what}: nothing created, nothing moved`)
-    const logged = lines.filter(line => line.err?.code === 'ORDER_INVALID_SCOPE')
-    t.same(logged.map(line => line.msg), operations.map(() => 'every such request answers 500 until authorize is fixed'),
-      `${what}: logged once per route, not per request`)
+      t.same((await app.orders.list({ order: 'asc' })).items, stored, `${what}: nothing created, nothing moved`)
+      const logged = lines.filter(line => line.err?.code === 'ORDER_INVALID_SCOPE')
+      t.same(logged.map(line => line.msg), operations.map(() => 'every such request answers 500 until authorize is fixed'),
+        `${what}: logged once per route, not per request`)
+    })
   }
 })
 
