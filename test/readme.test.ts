@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import t, { type Test } from 'tap'
-import { exampleMemoryStorage } from './helper.js'
+import { exampleMemoryStorage, uncoveredChild } from './helper.js'
 import { buildServer } from '../examples/server.js'
 import { codes, CreateOrderBodySchema, defaultWorkflow, ListOrdersBodySchema, UpdateOrderStatusBodySchema, workflowDiagram } from '../lib/index.js'
 
@@ -61,16 +61,13 @@ t.test('every TypeScript snippet of the README and the guides type-checks and ru
   // Run one after another in a process of their own, as a user's program is: what they import is the build
   // in dist/, whose own source maps lead into lib/ by other paths than the tests' transpiler does, so tap
   // is told to leave that process out of the coverage, which measures lib/ through the tests.
-  const env = {
-    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(NODE_V8_COVERAGE|NODE_OPTIONS|TAP.*)$/.test(name))),
-    _TAPJS_PROCESSINFO_COVERAGE_: '0'
-  }
+  const { execArgv, env } = uncoveredChild()
   const runner = `for (const file of process.argv.slice(1)) {
     const error = await import(file).then(() => undefined, error => String(error?.stack ?? error))
     console.log('${RAN}' + JSON.stringify({ file, error }))
   }
   process.exit(0)`
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', runner, ...files.map(file => pathToFileURL(file).href)], { cwd: root, env })
+  const { stdout } = await promisify(execFile)(process.execPath, [...execArgv, '--input-type=module', '--eval', runner, ...files.map(file => pathToFileURL(file).href)], { cwd: root, env })
   const ran = new Map(stdout.split('\n').filter(line => line.startsWith(RAN)).map(line => JSON.parse(line.slice(RAN.length)) as { file: string, error?: string })
     .map(({ file, error }) => [fileURLToPath(file), error]))
   for (const file of files) {

@@ -3,11 +3,12 @@ import { fork } from 'node:child_process'
 import { once } from 'node:events'
 import t from 'tap'
 import { describeFailure } from '../../lib/feed/describe-failure.js'
+import { uncoveredChild } from '../helper.js'
 import { oddFailures } from '../feed/odd-failures.js'
 
 t.test('a handler throwing values that describe themselves badly crashes no process: each is dead-lettered and the app closes', async t => {
-  // fork's default execArgv is this process's: the child loads lib/ through the test runner's loader.
-  const child = fork(new URL('../fixtures/odd-handler.ts', import.meta.url), [], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+  // Through tsx, out of the coverage: the tests in process cover what the handler's process runs.
+  const child = fork(new URL('../fixtures/odd-handler.ts', import.meta.url), [], { ...uncoveredChild(), stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
   t.teardown(() => { child.kill('SIGKILL') })
   let output = ''
   child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString() })

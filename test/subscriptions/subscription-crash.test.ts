@@ -10,6 +10,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
 import t from 'tap'
+import { uncoveredChild } from '../helper.js'
 import { mysqlUrl, testMysql } from '../mysql-helper.js'
 import { testDatabase } from '../postgres-helper.js'
 
@@ -30,11 +31,10 @@ else t.test('subscriptions killed with SIGKILL on MySQL', { skip: 'MYSQL_URL is 
 
 /** A subscriber process on the backend's database: a server's, or this process's PGlite over IPC. */
 function startSubscriber ({ env: where }: Backend, table: string, env: Record<string, string>): ChildProcess {
-  // fork's default execArgv is this process's: the child loads lib/ through the test runner's TypeScript
-  // loader, so its coverage is counted with the rest (another loader would compile lib/ differently).
+  // Through tsx, out of the coverage: the tests in process cover what the subscriber runs.
   const { DATABASE_URL, MYSQL_URL, ...rest } = process.env
   const child = fork(fixture, [], {
-    env: { ...rest, ...(db.server ? { DATABASE_URL } : {}), ...where, TABLE: table, ...env },
+    ...uncoveredChild({ ...rest, ...(db.server ? { DATABASE_URL } : {}), ...where, TABLE: table, ...env }),
     stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
   child.on('message', ({ id, text, params }: { id: string, text: string, params: unknown[] }) => {
