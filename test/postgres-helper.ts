@@ -57,7 +57,7 @@ export async function testDatabase (t: Test, url = process.env.DATABASE_URL): Pr
   let connect: () => PostgresClient
   let session: () => Promise<PostgresClient>
   if (url === undefined || url === '') {
-    // One PGlite for every test file of a process (test/storage/postgres.ts runs a folder's files in one),
+    // One PGlite for every test file of a process (test/adapter.postgres.ts runs a folder's files in one),
     // each on tables of its own; closed when the last of them ends.
     shared ??= { users: 0, lite: freshPGlite({ startParams: [...PGlite.defaultStartParams, '-c', 'max_prepared_transactions=4'] }) }
     const own = shared

@@ -121,7 +121,7 @@ async function freshDatabase (t: Test, admin: mysql.Pool): Promise<{ name: strin
 }
 
 if (mysqlUrl === '') t.plan(0, 'MYSQL_URL is not set: no MariaDB or MySQL server to test on')
-// A skipped test rather than plan(0): in test/storage/mysql.ts this file's tests run among others.
+// A skipped test rather than plan(0): in test/adapter.mysql.ts this file's tests run among others.
 else if (!await haveClients()) t.test('a storage copied with mysqldump', { skip: 'mysqldump or mysql is not installed: no client to copy a database with' }, async () => {})
 else {
   const db = testMysql(t)

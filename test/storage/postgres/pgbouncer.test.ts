@@ -12,7 +12,7 @@ import { pgBouncerMissing, startPgBouncer } from '../../pgbouncer.js'
 import { testDatabase } from '../../postgres-helper.js'
 
 const missing = pgBouncerMissing()
-// A skipped test rather than plan(0): in test/storage/postgres.ts this file's tests run among others.
+// A skipped test rather than plan(0): in test/adapter.postgres.ts this file's tests run among others.
 if (missing !== undefined) t.test('postgresStorage behind PgBouncer', { skip: missing }, async () => {})
 else await behindPgBouncer(process.env.DATABASE_URL!)
 
