@@ -41,7 +41,8 @@ async function defaultStorage (t: Test): Promise<OrderStorage | undefined> {
  */
 export function uncoveredChild (env: NodeJS.ProcessEnv = process.env): { execArgv: string[], env: NodeJS.ProcessEnv } {
   return {
-    execArgv: ['--import', 'tsx'],
+    // Baseline WebAssembly code only: a short process would pay for optimizing PGlite's and never gain from it.
+    execArgv: ['--liftoff-only', '--import', 'tsx'],
     env: {
       ...Object.fromEntries(Object.entries(env).filter(([name]) => !/^(NODE_V8_COVERAGE|NODE_OPTIONS|TAP.*)$/.test(name))),
       // What tap's process tracking reads: this process and its children are not measured.
