@@ -86,6 +86,9 @@ export class Deliveries {
   private unfinished = 0
   /** Redelivered dead letters not recorded yet. */
   private readonly redeliveries = new Set<string>()
+  /** How many batches have been recorded, and the redeliveries recorded by each batch since the last read of them. */
+  private batches = 0
+  private readonly redelivered = new Map<string, number>()
   /** Per order, its deliveries not finished: only the first may run. */
   private readonly orders = new Map<string, Delivery[]>()
   private readonly ready: Delivery[] = []
@@ -133,14 +136,21 @@ export class Deliveries {
     this.pump()
   }
 
-  /** Dead letters put back: delivered after the events of their order already held. */
-  redeliver (events: readonly OrderEvent[]): void {
+  /** Where the records stand: a read of the dead letters put back notes it when it starts, for redeliver. */
+  get recorded (): number { return this.batches }
+
+  /** Dead letters put back, as a read that started at `readAt` (`recorded`) listed them: delivered after the events of their order already held. */
+  redeliver (events: readonly OrderEvent[], readAt: number): void {
     for (const event of events) {
       // Read again while it is delivered: the storage lists it until its outcome is recorded.
       if (this.redeliveries.has(event.id)) continue
+      // Or read before its outcome was recorded, the answer coming after (another connection): no longer put back.
+      if ((this.redelivered.get(event.id) ?? readAt) > readAt) continue
       this.redeliveries.add(event.id)
       this.enqueue({ event, seq: this.seq++, previous: undefined, attempts: 0, slot: false })
     }
+    // A later read starts after these records, and sees them.
+    for (const [id, batch] of this.redelivered) if (batch <= readAt) this.redelivered.delete(id)
     this.pump()
   }
 
@@ -254,9 +264,10 @@ export class Deliveries {
         break
       }
       this.checkpoint = progress.to
+      this.batches++
       for (const delivery of batch) {
         this.freeSlot(delivery)
-        this.redeliveries.delete(delivery.event.id)
+        if (this.redeliveries.delete(delivery.event.id)) this.redelivered.set(delivery.event.id, this.batches)
       }
       this.config.changed()
       this.pump()

@@ -241,7 +241,11 @@ export class Runner {
     this.inspectedAt = Date.now()
     this.lag = { events: state.lagEvents, oldestAt: state.oldestAt }
     this.deadLetters = state.deadLetters
-    if (held && this.deadLetters > 0) this.session!.redeliver(await storage.readRedeliveries(this.name, BATCH))
+    if (held && this.deadLetters > 0) {
+      const session = this.session!
+      const readAt = session.recorded
+      session.redeliver(await storage.readRedeliveries(this.name, BATCH), readAt)
+    }
   }
 
   private startSession (checkpoint: string | null): Deliveries {

@@ -170,6 +170,56 @@ t.test('a redelivered event that fails again is set aside again after a fresh sc
   t.equal(attempts, 2, 'one attempt for the one redeliver')
 })
 
+t.test('a list of put-back dead letters that comes back after its redelivery was recorded does not deliver it again', async t => {
+  // A read of the put-back dead letters, on one connection, may answer after the outcome of the redelivery
+  // it lists was recorded on another: what it lists is no longer put back.
+  const storage = memoryStorage()
+  let attempts = 0
+  let handling = false
+  let listedWhileHandling!: () => void
+  const listed = new Promise<void>(resolve => { listedWhileHandling = resolve })
+  let setAsideAgain!: () => void
+  const recorded = new Promise<void>(resolve => { setAsideAgain = resolve })
+  let staleAnswered = false
+  let readsAfterStale = 0
+  const app = await appOn(t, {
+    ...storage,
+    async recordOutcomes (name, holder, outcomes) {
+      const done = await storage.recordOutcomes(name, holder, outcomes)
+      if (attempts === 2 && outcomes.deadLetters.length > 0) setAsideAgain()
+      return done
+    },
+    async readRedeliveries (name, limit) {
+      const events = await storage.readRedeliveries(name, limit)
+      if (staleAnswered) readsAfterStale++
+      if (!handling || events.length === 0) return events
+      handling = false
+      listedWhileHandling()
+      await recorded
+      await eventually('the runner has taken the outcome', () => app.orders.subscriptions()[0]!.inFlight === 0)
+      staleAnswered = true
+      return events
+    }
+  })
+  app.orders.subscribe('erp', async () => {
+    attempts++
+    if (attempts === 2) {
+      handling = true
+      await listed
+    }
+    throw new Error(`refused ${attempts}`)
+  }, { from: 'start', retry: { schedule: [] }, ...quick })
+  await app.ready()
+  await app.orders.create(orderBody())
+  await eventually('set aside after one attempt', async () => (await app.orders.deadLetters('erp')).items.length === 1)
+  t.same(await app.orders.redeliver('erp'), { count: 1 })
+  await eventually('set aside again', async () => (await app.orders.deadLetters('erp')).items[0]?.error === 'refused 2')
+  // Two more looks at the dead letters after the late answer: the runner took that answer and went on.
+  await eventually('the runner looks again', () => readsAfterStale >= 2)
+  t.equal(attempts, 2, 'one attempt for the one redeliver')
+  t.match((await app.orders.deadLetters('erp')).items, [{ attempts: 1, error: 'refused 2' }], 'still set aside, waiting for another redeliver')
+})
+
 t.test('a failure described with characters a database cannot keep, or at great length, is still set aside', async t => {
   const app = await buildApp(t)
   const message = `refused \u0000 \uD800 ${'x'.repeat(5000)}`
