@@ -1,6 +1,6 @@
 // mysqlStorage's own promises: its options, exact values whatever MySQL's collations and time zones say, and lost races retried.
 import Fastify from 'fastify'
-import mysql from 'mysql2/promise'
+import mysql, { type Pool, type PoolConnection } from 'mysql2/promise'
 import t from 'tap'
 import { createdEvent } from '../../../lib/feed/events.js'
 import { orderPlugin } from '../../../lib/index.js'
@@ -80,29 +80,36 @@ else {
     t.equal((await storage.lease({ name: 'tz2', holder: 'h2', ttl: 60_000, from: 'start' })).held, true)
   })
 
-  /** A pool whose connections fail `times` statements that match `pattern` with `error`, then behave. */
-  function failing (pattern: RegExp, times: number, error: () => object): MysqlClient & { failures: () => number } {
-    let failures = 0
-    const pool = db.client
+  /**
+   * `pool` as a storage's client whose connections send each statement through `query`, given the pool's own
+   * connection to send it on (`send`); `also` gives a connection other methods of its own.
+   */
+  function throughQuery (pool: Pool, query: (connection: PoolConnection, options: { sql: string }, values: unknown) => Promise<unknown>,
+    also: (connection: PoolConnection) => object = () => ({})): MysqlClient {
     return {
       pool: pool.pool,
       query: pool.query.bind(pool),
-      failures: () => failures,
       async getConnection () {
         const connection = await pool.getConnection()
-        return Object.assign(Object.create(connection), {
-          query: async (options: { sql: string }, values?: unknown) => {
-            if (pattern.test(options.sql) && failures < times) {
-              failures++
-              // What InnoDB does to the loser of a deadlock: the whole transaction is rolled back.
-              await connection.query('ROLLBACK')
-              throw Object.assign(new Error('simulated'), error())
-            }
-            return connection.query(options as never, values as never)
-          }
-        })
+        return Object.assign(Object.create(connection), { ...also(connection), query: (options: { sql: string }, values?: unknown) => query(connection, options, values) })
       }
     } as never
+  }
+  const send = (connection: PoolConnection, options: { sql: string }, values: unknown) => connection.query(options as never, values as never)
+
+  /** A pool whose connections fail `times` statements that match `pattern` with `error`, then behave. */
+  function failing (pattern: RegExp, times: number, error: () => object): MysqlClient & { failures: () => number } {
+    let failures = 0
+    const client = throughQuery(db.client, async (connection, options, values) => {
+      if (pattern.test(options.sql) && failures < times) {
+        failures++
+        // What InnoDB does to the loser of a deadlock: the whole transaction is rolled back.
+        await connection.query('ROLLBACK')
+        throw Object.assign(new Error('simulated'), error())
+      }
+      return send(connection, options, values)
+    })
+    return Object.assign(client, { failures: () => failures })
   }
   const deadlock = () => ({ errno: 1213, code: 'ER_LOCK_DEADLOCK' })
 
@@ -146,25 +153,14 @@ else {
   t.test('a connection lost halfway is 503 with nothing written, and is not given back to the pool', async t => {
     const table = db.freshTable()
     await mysqlStorage({ client: db.client, table }).init()
-    const pool = db.connect()
     let destroyed = 0
-    const losing = {
-      pool: pool.pool,
-      query: pool.query.bind(pool),
-      async getConnection () {
-        const connection = await pool.getConnection()
-        return Object.assign(Object.create(connection), {
-          destroy: () => { destroyed++; connection.destroy() },
-          query: async (options: { sql: string }, values?: unknown) => {
-            if (/INSERT INTO `[^`]*_events`/.test(options.sql)) (connection.connection as unknown as { stream: { destroy: () => void } }).stream.destroy()
-            return connection.query(options as never, values as never)
-          }
-        })
-      }
-    }
+    const losing = throughQuery(db.connect(), async (connection, options, values) => {
+      if (/INSERT INTO `[^`]*_events`/.test(options.sql)) (connection.connection as unknown as { stream: { destroy: () => void } }).stream.destroy()
+      return send(connection, options, values)
+    }, connection => ({ destroy: () => { destroyed++; connection.destroy() } }))
     const app = Fastify()
     t.teardown(() => app.close())
-    await app.register(orderPlugin, { storage: mysqlStorage({ client: losing as never, table }) })
+    await app.register(orderPlugin, { storage: mysqlStorage({ client: losing, table }) })
     const response = await app.inject({ method: 'POST', url: '/order/createOrder', payload: { customerId: 'cus_1', currency: 'EUR', items: [{ sku: 'A', quantity: 1, unitPrice: 1 }] } })
     t.equal(response.statusCode, 503)
     t.equal(destroyed, 1, 'the connection is destroyed')
@@ -205,19 +201,10 @@ else {
     const first = orderOf()
     await storeOrder(storage, first, claimOf('k'))
     /** A pool whose connections run `meanwhile` once, on another connection, before the claim is read. */
-    const racing = (meanwhile: string): MysqlClient => ({
-      pool: db.client.pool,
-      query: db.client.query.bind(db.client),
-      async getConnection () {
-        const connection = await db.client.getConnection()
-        return Object.assign(Object.create(connection), {
-          query: async (options: { sql: string }, values?: unknown) => {
-            if (/LOCK IN SHARE MODE/.test(options.sql)) await db.client.query(meanwhile)
-            return connection.query(options as never, values as never)
-          }
-        })
-      }
-    }) as never
+    const racing = (meanwhile: string) => throughQuery(db.client, async (connection, options, values) => {
+      if (/LOCK IN SHARE MODE/.test(options.sql)) await db.client.query(meanwhile)
+      return send(connection, options, values)
+    })
     t.same(await storeOrder(mysqlStorage({ client: racing(`DELETE FROM \`${table}\` WHERE id = '${first.id}'`), table }), orderOf(), claimOf('k')),
       { created: false, inProgress: true }, 'the claim is live, its order is not there')
     t.equal((await storeOrder(storage, orderOf({ createdAt: FAR_FUTURE }), claimOf('k'))).created, true, 'once expired, the key is taken over')
@@ -248,21 +235,11 @@ else {
     // instance positions the event and commits, whether or not the reader's lock has reached the server.
     let asked!: () => void
     const askedForTheRow = new Promise<void>(resolve => { asked = resolve })
-    const pool = db.connect()
-    const reader: MysqlClient = {
-      pool: pool.pool,
-      query: pool.query.bind(pool),
-      async getConnection () {
-        const connection = await pool.getConnection()
-        return Object.assign(Object.create(connection), {
-          query: (options: { sql: string }, values?: unknown) => {
-            const sent = connection.query(options as never, values as never)
-            if (/_sequencer` WHERE id = 1 FOR UPDATE/.test(options.sql)) asked()
-            return sent
-          }
-        })
-      }
-    } as never
+    const reader = throughQuery(db.connect(), async (connection, options, values) => {
+      const sent = send(connection, options, values)
+      if (/_sequencer` WHERE id = 1 FOR UPDATE/.test(options.sql)) asked()
+      return sent
+    })
     const reading = sequenceEvents(tablesOf(table), reader)()
     await askedForTheRow
     await other.query(`UPDATE \`${table}_events\` SET position = 1 WHERE position IS NULL`)
