@@ -54,10 +54,9 @@ t.test('every TypeScript snippet of the README and the guides type-checks and ru
     }))
   }
   // One compiler run for all the programs (-b): they share what they read, such as fastify's declarations.
-  // The native compiler of TypeScript 7 (tsgo), as a user on that line compiles; the host apps (npm run
-  // test:hosts) check the build with TypeScript 5.9.
-  // It runs without the test runner's loaders and coverage (uncoveredChild's environment): it is not under
-  // test. Its bin's own module (lib/tsgo.js), as the bin's file, without an extension, does not load under them.
+  // TypeScript 7's native compiler (tsgo), as users on that line compile; the host apps (npm run test:hosts)
+  // check the build with 5.9. Not under test, it runs out of the coverage (uncoveredChild's environment),
+  // from its bin's module, lib/tsgo.js: the bin, a file without an extension, fails under the loaders tap adds.
   const { execArgv, env } = uncoveredChild()
   const tsgo = join(root, 'node_modules', '@typescript', 'native-preview', 'lib', 'tsgo.js')
   const checked = await promisify(execFile)(process.execPath, [tsgo, '-b', ...[...programs.keys()].map(program => join(folder, program))], { env })
