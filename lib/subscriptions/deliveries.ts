@@ -86,7 +86,7 @@ export class Deliveries {
   private unfinished = 0
   /** Redelivered dead letters not recorded yet. */
   private readonly redeliveries = new Set<string>()
-  /** How many batches have been recorded, and the redeliveries recorded by each batch since the last read of them. */
+  /** How many batches have been recorded, and the redeliveries each recorded, kept until a read that started after them. */
   private batches = 0
   private readonly redelivered = new Map<string, number>()
   /** Per order, its deliveries not finished: only the first may run. */
@@ -136,11 +136,10 @@ export class Deliveries {
     this.pump()
   }
 
-  /** Where the records stand: a read of the dead letters put back notes it when it starts, for redeliver. */
-  get recorded (): number { return this.batches }
-
-  /** Dead letters put back, as a read that started at `readAt` (`recorded`) listed them: delivered after the events of their order already held. */
-  redeliver (events: readonly OrderEvent[], readAt: number): void {
+  /** Dead letters put back, as `read` lists them: delivered after the events of their order already held. */
+  async redeliver (read: () => Promise<readonly OrderEvent[]>): Promise<void> {
+    const readAt = this.batches
+    const events = await read()
     for (const event of events) {
       // Read again while it is delivered: the storage lists it until its outcome is recorded.
       if (this.redeliveries.has(event.id)) continue

@@ -241,11 +241,7 @@ export class Runner {
     this.inspectedAt = Date.now()
     this.lag = { events: state.lagEvents, oldestAt: state.oldestAt }
     this.deadLetters = state.deadLetters
-    if (held && this.deadLetters > 0) {
-      const session = this.session!
-      const readAt = session.recorded
-      session.redeliver(await storage.readRedeliveries(this.name, BATCH), readAt)
-    }
+    if (held && this.deadLetters > 0) await this.session!.redeliver(() => storage.readRedeliveries(this.name, BATCH))
   }
 
   private startSession (checkpoint: string | null): Deliveries {
