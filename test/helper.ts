@@ -35,7 +35,7 @@ async function defaultStorage (t: Test): Promise<OrderStorage | undefined> {
 
 /**
  * How to start a child process that runs lib/ through tsx rather than the test runner's TypeScript loader
- * (about 2 s less CPU per process), left out of the coverage: its lib/ would map to other function
+ * (a second or two less CPU per process), left out of the coverage: its lib/ would map to other function
  * locations than the runner's, giving one function two records. For children whose code the in-process
  * tests already cover; `env` is the child's environment before the runner's settings are taken out.
  */
