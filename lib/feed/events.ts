@@ -21,8 +21,29 @@ export interface OrderStatusChangedEvent extends EventFields {
   from: string
 }
 
+/** An applied change after placement (section 17, with the `changes` option on). */
+export interface OrderChangedEvent extends EventFields {
+  type: 'changed'
+  /** The change this event stored: its entry of `order.changes`. A storage keeps it as JSON, unread. */
+  change: OrderChangeRecord
+}
+
+/** One entry of `order.changes`, as a storage sees it: plain JSON it stores and returns unchanged. */
+export interface OrderChangeRecord {
+  version: number
+  at: string
+  actions: unknown[]
+  totalBefore: number
+  totalAfter: number
+  by?: string
+  reason?: string
+}
+
 /** What every stored change also writes, in the same atomic step. */
-export type OrderEvent = OrderCreatedEvent | OrderStatusChangedEvent
+export type OrderEvent = OrderCreatedEvent | OrderStatusChangedEvent | OrderChangedEvent
+
+/** The event of a change to a stored order, which `replace` stores: a move or a change after placement. */
+export type OrderReplacedEvent = OrderStatusChangedEvent | OrderChangedEvent
 
 export interface EventPage {
   /** In feed order; empty means nothing readable yet, not the end. */
@@ -46,9 +67,10 @@ export function statusChangedEvent (order: Order, from: string): OrderStatusChan
  * beside the event): the one spelling of an event, keys in OrderEvent's order, for every storage that
  * keeps events as JSON text.
  */
-export function eventJson (event: Pick<OrderEvent, 'id' | 'type' | 'at'> & { from?: string }, orderJson: string): string {
+export function eventJson (event: Pick<OrderEvent, 'id' | 'type' | 'at'> & { from?: string, change?: OrderChangeRecord }, orderJson: string): string {
   const from = event.from === undefined ? '' : `,"from":${JSON.stringify(event.from)}`
-  return `{"id":${JSON.stringify(event.id)},"type":"${event.type}","at":${JSON.stringify(event.at)},"order":${orderJson}${from}}`
+  const change = event.change === undefined ? '' : `,"change":${JSON.stringify(event.change)}`
+  return `{"id":${JSON.stringify(event.id)},"type":"${event.type}","at":${JSON.stringify(event.at)},"order":${orderJson}${from}${change}}`
 }
 
 export function isEventId (id: string): boolean {

@@ -1,5 +1,5 @@
 // The OrderStorage interface: what the plugin needs from a database, as small capabilities; only the orders are required.
-import type { OrderCreatedEvent, OrderEvent, OrderStatusChangedEvent } from '../feed/events.js'
+import type { OrderCreatedEvent, OrderEvent, OrderReplacedEvent } from '../feed/events.js'
 import type { FeedHealth } from '../feed/feed-stall.js'
 import type { OrderPosition } from '../orders/position.js'
 import type { PageFilter } from '../http/schemas.js'
@@ -36,6 +36,11 @@ export type CreateResult =
  * not restrict.
  */
 export type StorageListQuery = PageFilter & {
+  /**
+   * With changes on: orders whose balance (`order.balance`, or `order.total` for an order stored
+   * without one) is above 0 (`due`), 0 (`settled`) or below 0 (`owed`).
+   */
+  balance?: 'due' | 'settled' | 'owed'
   /** `desc`: newest first, by (`createdAt`, `id`) descending. */
   order: 'asc' | 'desc'
   /** Only orders strictly after this position in the chosen order. */
@@ -96,10 +101,13 @@ export interface OrdersCapability {
   /** A page of matching orders in the requested order, at most `limit` long. */
   list: (query: StorageListQuery) => Promise<Order[]>
   /**
-   * Compare-and-set: replaces the stored order with the same id by `order`, and stores `event`, only
-   * if the stored version is still `expectedVersion`. Returns whether it did.
+   * Compare-and-set: replaces the stored order with the same id by `order`, and stores `event` (of the
+   * type it has: `statusChanged` for a move, `changed` for a change after placement), only if the
+   * stored version is still `expectedVersion`. Returns whether it did. `claim` comes only with a change
+   * (the `changes` capability): it is stored in the same atomic step, with `order` as the claim's
+   * answer; while a live claim of `claim.key` is stored already, nothing is stored and it returns false.
    */
-  replace: (order: Order, expectedVersion: number, event: OrderStatusChangedEvent) => Promise<boolean>
+  replace: (order: Order, expectedVersion: number, event: OrderReplacedEvent, claim?: IdempotencyClaim) => Promise<boolean>
   /** Deletes at most `limit` idempotency keys that expired at or before `now` (ISO). Returns how many. */
   purgeIdempotencyKeys: (now: string, limit: number) => Promise<number>
 }
@@ -211,6 +219,20 @@ export interface SubscriptionsCapability {
   inspectSubscription: (name: string, lagLimit: number) => Promise<SubscriptionState | undefined>
 }
 
+/**
+ * Changes after placement (section 17): the idempotency keys of changes, which `replace` stores with a
+ * claim, kept apart from creates' keys by the plugin's spelling of the key, purged with them by
+ * `purgeIdempotencyKeys`. Lists also take `balance` (the sign of `order.balance`, or of `order.total`
+ * for an order without one). Only a host that turns changes on needs it.
+ */
+export interface ChangesCapability {
+  /**
+   * The claim of a change's key that is live at `now` (its `expiresAt` after `now`, ISO), with the order
+   * as that change left it, or undefined.
+   */
+  readChangeClaim: (key: string, now: string) => Promise<{ fingerprint: string, order: Order } | undefined>
+}
+
 /** Joining a transaction the host opened, for `app.orders.withTransaction`. */
 export interface TransactionsCapability {
   /** The orders whose statements run on `client`, inside the host's transaction. */
@@ -218,7 +240,7 @@ export interface TransactionsCapability {
 }
 
 /** Orders read and written inside a host's transaction: the plugin learns its outcome from `settled`. */
-export interface JoinedStorage extends Omit<OrdersCapability, 'purgeIdempotencyKeys'> {
+export interface JoinedStorage extends Omit<OrdersCapability, 'purgeIdempotencyKeys'>, Partial<ChangesCapability> {
   /**
    * Resolves once the transaction that stored the event `eventId` (through this store) has ended:
    * true when it committed with the event, false when it rolled back (or the event was rolled back
@@ -258,7 +280,7 @@ export function checkedFirst (opened: () => Promise<void>, { create, get, list }
  * that into 503 ORDER_STORAGE_UNAVAILABLE. Orders and events passed in and returned are plain JSON
  * values; the plugin never mutates what it gets back.
  */
-export interface OrderStorage extends OrdersCapability, Partial<FeedCapability>, Partial<SubscriptionsCapability>, Partial<TransactionsCapability> {
+export interface OrderStorage extends OrdersCapability, Partial<FeedCapability>, Partial<SubscriptionsCapability>, Partial<TransactionsCapability>, Partial<ChangesCapability> {
   /** Prepares the store (tables, indexes); the plugin awaits it at register, before serving. */
   init?: () => Promise<void>
   /**
@@ -276,7 +298,8 @@ export const storageMethods = Object.freeze({
   subscriptions: Object.freeze([
     'lease', 'readSubscription', 'checkpoint', 'release', 'recordOutcomes', 'readRedeliveries', 'listDeadLetters', 'redeliver', 'inspectSubscription'
   ] as const),
-  transactions: Object.freeze(['joinTransaction'] as const)
+  transactions: Object.freeze(['joinTransaction'] as const),
+  changes: Object.freeze(['readChangeClaim'] as const)
 }) satisfies { [capability: string]: ReadonlyArray<keyof OrderStorage> }
 
 export type Capability = keyof typeof storageMethods
