@@ -7,6 +7,7 @@ import { createOrder } from './sql/create-order.js'
 import { getOrder } from './sql/get-order.js'
 import { listOrders } from './sql/list-orders.js'
 import { checkOpenTransaction } from './open-transaction.js'
+import { readChangeClaim } from './sql/read-change-claim.js'
 import { replaceOrder } from './sql/replace-order.js'
 import type { Tables } from './tables.js'
 
@@ -91,15 +92,16 @@ export function joinTransaction (tables: Tables, outcomes: TransactionOutcomes, 
 
   return {
     ...checkedFirst(opened, { create, get, list }),
-    async replace (order, expectedVersion, event) {
+    async replace (order, expectedVersion, event, claim) {
       try {
-        return await replace(order, expectedVersion, event)
+        return await replace(order, expectedVersion, event, claim)
       } catch (err) {
         // PostgreSQL aborted the host's transaction: no retry inside it can succeed.
         if (LOST_RACE.has((err as { code?: string }).code!)) throw new codes.ORDER_VERSION_CONFLICT(order.id, expectedVersion)
         throw err
       }
     },
+    readChangeClaim: readChangeClaim(tables, run),
     settled: outcomes.settled
   }
 }

@@ -15,6 +15,7 @@ import { listEvents } from './sql/list-events.js'
 import { listOrders } from './sql/list-orders.js'
 import { purgeEvents } from './sql/purge-events.js'
 import { purgeIdempotencyKeys } from './sql/purge-idempotency-keys.js'
+import { readChangeClaim } from './sql/read-change-claim.js'
 import { readRedeliveries } from './sql/read-redeliveries.js'
 import { readSubscription } from './sql/read-subscription.js'
 import { recordOutcomes } from './sql/record-outcomes.js'
@@ -90,6 +91,7 @@ export function postgresStorage (options: PostgresStorageOptions): Required<Orde
     redeliver: redeliver(tables, run),
     inspectSubscription: inspectSubscription(tables, run),
     joinTransaction: client => joinTransaction(tables, outcomes, client),
+    readChangeClaim: readChangeClaim(tables, run),
     feedHealth: feedHealthOf(tables, query)
   }
 }

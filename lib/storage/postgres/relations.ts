@@ -14,7 +14,8 @@ export function relationsOf ({ orders, keys, events, subscriptions, schema, numb
     ...[
       indexes.created, indexes.customer, indexes.status, indexes.customerStatus, indexes.number, indexes.referenceCreated,
       indexes.storeReference, indexes.storeCreated, indexes.storeCustomer, indexes.storeStatus, indexes.storeCustomerStatus,
-      indexes.storeReferenceCreated
+      indexes.storeReferenceCreated, indexes.balanceCreated, indexes.balanceStatus, indexes.customerBalance, indexes.customerBalanceStatus,
+      indexes.storeBalance, indexes.storeBalanceStatus, indexes.storeCustomerBalance, indexes.storeCustomerBalanceStatus
     ].map((index): [string, 'i', string] => [bare(index), 'i', bare(orders)]),
     [bare(indexes.keysExpiry), 'i', bare(keys)],
     [bare(indexes.feed), 'i', bare(events)],

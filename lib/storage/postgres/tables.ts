@@ -53,6 +53,25 @@ export interface Tables {
     storeReferenceCreated: string
     /** (name, epoch, tx, seq): a subscription's dead letters in feed order. */
     deadLettersFeed: string
+    /**
+     * The pages of one balance sign, each led by the columns a filter fixes, in that order: (balance_sign,
+     * created_at, id), also how the upgrade finds the orders it has not signed yet...
+     */
+    balanceCreated: string
+    /** ...(balance_sign, status, created_at, id)... */
+    balanceStatus: string
+    /** ...(customer_id, balance_sign, created_at, id)... */
+    customerBalance: string
+    /** ...(customer_id, balance_sign, status, created_at, id)... */
+    customerBalanceStatus: string
+    /** ...and, partial on orders with a store: (store, balance_sign, created_at, id)... */
+    storeBalance: string
+    /** ...(store, balance_sign, status, created_at, id)... */
+    storeBalanceStatus: string
+    /** ...(store, customer_id, balance_sign, created_at, id)... */
+    storeCustomerBalance: string
+    /** ...and (store, customer_id, balance_sign, status, created_at, id). */
+    storeCustomerBalanceStatus: string
   }
 }
 
@@ -89,7 +108,15 @@ export function tablesOf (table: string): Tables {
       storeStatus: quote(`${table}_store_status_created_idx`),
       storeCustomerStatus: quote(`${table}_store_customer_status_idx`),
       storeReferenceCreated: quote(`${table}_store_reference_created_idx`),
-      deadLettersFeed: quote(`${table}_dead_letters_feed_idx`)
+      deadLettersFeed: quote(`${table}_dead_letters_feed_idx`),
+      balanceCreated: quote(`${table}_balance_created_idx`),
+      balanceStatus: quote(`${table}_balance_status_created_idx`),
+      customerBalance: quote(`${table}_customer_balance_created_idx`),
+      customerBalanceStatus: quote(`${table}_customer_balance_status_idx`),
+      storeBalance: quote(`${table}_store_balance_created_idx`),
+      storeBalanceStatus: quote(`${table}_store_balance_status_idx`),
+      storeCustomerBalance: quote(`${table}_store_customer_balance_idx`),
+      storeCustomerBalanceStatus: quote(`${table}_store_customer_bal_status_idx`)
     }
   }
 }

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { codes } from '../../errors.js'
 import { runnerOf, type PostgresClient, type Run } from './client.js'
 import { REPEAT, SCHEMA_VERSION, schemaSteps } from './layout/steps.js'
+import { signBackfill } from './layout/version-7.js'
 import { checkRelations, invalidIndexes, rebuildInvalidIndexes, relationsOf } from './relations.js'
 import { tablesOf, type Tables } from './tables.js'
 
@@ -129,11 +130,7 @@ async function upgradeLocked (client: PostgresClient, tables: Tables): Promise<v
         if (from === 0) await checkNamesFree(query, tables)
         if (from === 1) await checkReleaseOne(query, tables)
         for (const step of schemaSteps(tables).filter(step => step.version > from)) {
-          for (const statement of step.statements) {
-            // A backfill runs in batches, each its own short transaction, until nothing is left.
-            let rows = await query(statement, [])
-            while (statement.startsWith(REPEAT) && rows.length > 0) rows = await query(statement, [])
-          }
+          for (const statement of step.statements) await runStatement(query, statement)
           // An index build cancelled before (IF NOT EXISTS then skips it) is built again before the step counts as done.
           await rebuildInvalidIndexes(query, tables)
           if (step.version > 1) await query(`UPDATE ${tables.schema} SET version = $1::int`, [step.version])
@@ -143,6 +140,12 @@ async function upgradeLocked (client: PostgresClient, tables: Tables): Promise<v
       if (!upgraded) await sleep(UPGRADE_POLL)
     }
   })
+}
+
+/** Runs one statement of a step: a backfill in batches, each its own short transaction, until nothing is left. */
+async function runStatement (query: Run, statement: string): Promise<void> {
+  let rows = await query(statement, [])
+  while (statement.startsWith(REPEAT) && rows.length > 0) rows = await query(statement, [])
 }
 
 /**
@@ -182,6 +185,8 @@ export async function initSchema (client: PostgresClient, query: Run, tables: Ta
   await checkRelations(query, tables)
   await startEpochAfterMove(query, tables)
   await catchUpNumbers(query, tables)
+  // Orders an instance of an earlier release stored after the upgrade signed the others: rows only, no DDL.
+  await runStatement(query, signBackfill(tables))
 }
 
 /** A table without a version table is release 0.1's orders only if its other tables are there too. */

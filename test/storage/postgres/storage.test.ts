@@ -25,11 +25,13 @@ t.test('init creates the tables and indexes, and instances starting at once on o
     'SELECT tablename, indexname FROM pg_indexes WHERE tablename IN ($1, $2, $3, $4, $5) ORDER BY indexname',
     [table, `${table}_idempotency_keys`, `${table}_events`, `${table}_subscriptions`, `${table}_schema`])
   t.same(rows.map(row => row.indexname), [
-    `${table}_created_idx`, `${table}_customer_created_idx`, `${table}_customer_reference_store_idx`, `${table}_customer_status_created_idx`,
+    `${table}_balance_created_idx`, `${table}_balance_status_created_idx`,
+    `${table}_created_idx`, `${table}_customer_balance_created_idx`, `${table}_customer_balance_status_idx`, `${table}_customer_created_idx`, `${table}_customer_reference_store_idx`, `${table}_customer_status_created_idx`,
     `${table}_events_feed_idx`, `${table}_events_pkey`,
     `${table}_idempotency_keys_expires_idx`, `${table}_idempotency_keys_pkey`, `${table}_number_idx`, `${table}_pkey`,
     `${table}_reference_created_idx`, `${table}_schema_pkey`, `${table}_status_created_idx`,
-    `${table}_store_created_idx`, `${table}_store_customer_created_idx`, `${table}_store_customer_status_idx`, `${table}_store_reference_created_idx`,
+    `${table}_store_balance_created_idx`, `${table}_store_balance_status_idx`,
+    `${table}_store_created_idx`, `${table}_store_customer_bal_status_idx`, `${table}_store_customer_balance_idx`, `${table}_store_customer_created_idx`, `${table}_store_customer_status_idx`, `${table}_store_reference_created_idx`,
     `${table}_store_status_created_idx`,
     `${table}_subscriptions_pkey`
   ])

@@ -1,6 +1,7 @@
 // createOrder on PostgreSQL: claims the idempotency key, draws the number and stores the order with its created event, in one statement.
 import { eventJson } from '../../../feed/events.js'
 import type { NewOrder } from '../../../http/schemas.js'
+import { balanceSign } from '../../balance-sign.js'
 import type { CreateResult, IdempotencyClaim, NewOrderCreatedEvent, OrdersCapability } from '../../order-storage.js'
 import { columnText, type Run } from '../client.js'
 import type { Tables } from '../tables.js'
@@ -25,7 +26,7 @@ function newOrderParams (order: NewOrder, event: NewOrderCreatedEvent): unknown[
   return [
     columnText(order.id), columnText(order.customerId), columnText(order.status), order.createdAt, order.version,
     order.reference === undefined ? null : columnText(order.reference), order.store === undefined ? null : columnText(order.store),
-    rest, event.id, before, after
+    rest, event.id, before, after, balanceSign(order)
   ]
 }
 
@@ -49,8 +50,8 @@ export function createOrder (tables: Tables, run: Run, onWritten?: OnWritten, in
   const insertNumbered = (source: string, onConflict: string) => `numbered AS (
       SELECT nextval('${numbers}') AS number FROM ${source}
     ), inserted AS (
-      INSERT INTO ${orders} (id, customer_id, status, created_at, version, reference, store, number, document)
-      SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::text, $7::text, number, ('{"number":' || number || $8::text)::json FROM numbered
+      INSERT INTO ${orders} (id, customer_id, status, created_at, version, reference, store, number, document, balance_sign)
+      SELECT $1::text, $2::text, $3::text, $4::text, $5::bigint, $6::text, $7::text, number, ('{"number":' || number || $8::text)::json, $12::smallint FROM numbered
       ${onConflict} RETURNING id, number
     ), event AS (
       INSERT INTO ${events} (id, aggregatetype, aggregateid, type, payload, at)
@@ -69,13 +70,13 @@ export function createOrder (tables: Tables, run: Run, onWritten?: OnWritten, in
   // was made, and otherwise reads the live claim. A claim committed by another instance while this
   // statement waited is not in its snapshot: that shows as a null document.
   const claimAndInsert = (onConflict: string) => `WITH claim AS (
-      INSERT INTO ${keys} (key, fingerprint, order_id, expires_at) VALUES ($12::text, $13::text::json, $1::text, $14::text)
+      INSERT INTO ${keys} (key, fingerprint, order_id, expires_at) VALUES ($13::text, $14::text::json, $1::text, $15::text)
       ON CONFLICT (key) DO UPDATE
         SET fingerprint = EXCLUDED.fingerprint, order_id = EXCLUDED.order_id, expires_at = EXCLUDED.expires_at
         WHERE ${keys}.expires_at <= $4::text
       RETURNING order_id
     ), ${insertNumbered('claim', onConflict)}
-    SELECT ${written}, EXISTS (SELECT 1 FROM claim) AS claimed, ${liveClaim('$12', '$4')}`
+    SELECT ${written}, EXISTS (SELECT 1 FROM claim) AS claimed, ${liveClaim('$13', '$4')}`
   const readClaim = `SELECT ${liveClaim('$1', '$2')}`
   const insert = (onConflict: string) => `WITH ${insertNumbered('(SELECT 1) AS one', onConflict)} SELECT ${written}`
   // With a reference, in the host's transaction: a taken one inserts nothing, without an error.

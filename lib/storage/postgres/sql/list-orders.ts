@@ -1,5 +1,6 @@
 // The keyset page on PostgreSQL: one bounded walk of the index whose leading columns the filter fixes.
 import type { Order } from '../../../http/schemas.js'
+import { balanceSigns } from '../../balance-sign.js'
 import type { OrdersCapability, StorageListQuery } from '../../order-storage.js'
 import { columnText, type Run } from '../client.js'
 import type { Tables } from '../tables.js'
@@ -13,14 +14,15 @@ interface Bound {
 export function listOrders ({ orders }: Tables, query: Run): OrdersCapability['list'] {
   return async function list (listQuery: StorageListQuery): Promise<Order[]> {
     const { customerId, store, number, reference, ids, createdFrom, createdTo, after, limit } = listQuery
+    const sign = listQuery.balance === undefined ? undefined : balanceSigns[listQuery.balance]
     const statuses = listQuery.statuses === undefined ? undefined : [...new Set(listQuery.statuses)]
     if (statuses?.length === 0) return []
     const asc = listQuery.order === 'asc'
     const params: unknown[] = []
     const param = (value: unknown, type: string) => `$${params.push(value)}::${type}`
     const conditions: string[] = []
-    // The columns the filter fixes lead the index that serves the page: (store?, customer_id?, status?,
-    // created_at, id), or (store?, reference, created_at, id).
+    // The columns the filter fixes lead the index that serves the page: (store?, customer_id?,
+    // balance_sign?, status?, created_at, id), or (store?, reference, created_at, id).
     const fixedColumns: string[] = []
     const fixedValues: string[] = []
     // A check is a condition no index serves (a btree never matches `… IS TRUE`): applied to the rows the
@@ -29,6 +31,7 @@ export function listOrders ({ orders }: Tables, query: Run): OrdersCapability['l
     const check = (condition: string) => conditions.push(`(${condition}) IS TRUE`)
     const statusCheck = () => { if (statuses !== undefined) check(`status = ANY(${param(statuses.map(columnText), 'text[]')})`) }
     const storeCheck = () => { if (store !== undefined) check(`store = ${param(columnText(store), 'text')}`) }
+    const balanceCheck = () => { if (sign !== undefined) check(`balance_sign = ${param(sign, 'smallint')}`) }
     // A number names at most one order, and a reference with a customer one per store, through a unique
     // index; ids name at most 100, read by primary key. The first of those given is read; every other
     // filter is a check on those few rows.
@@ -43,6 +46,7 @@ export function listOrders ({ orders }: Tables, query: Run): OrdersCapability['l
       if (named === 'reference' && store !== undefined) conditions.push(`coalesce(store, '') = ${param(columnText(store), 'text')}`)
       else storeCheck()
       statusCheck()
+      balanceCheck()
     } else if (reference !== undefined) {
       // The orders of one reference (of one store, when a store is given: other stores' orders of it are
       // never walked), one per customer at most: walked in page order, statuses a check.
@@ -55,6 +59,7 @@ export function listOrders ({ orders }: Tables, query: Run): OrdersCapability['l
       fixedValues.push(param(columnText(reference), 'text'))
       conditions.push('reference IS NOT NULL')
       statusCheck()
+      balanceCheck()
     } else {
       // A store's indexes hold only orders with one (partial): the condition lets the planner use them.
       if (store !== undefined) {
@@ -65,6 +70,10 @@ export function listOrders ({ orders }: Tables, query: Run): OrdersCapability['l
       if (customerId !== undefined) {
         fixedColumns.push('customer_id')
         fixedValues.push(param(columnText(customerId), 'text'))
+      }
+      if (sign !== undefined) {
+        fixedColumns.push('balance_sign')
+        fixedValues.push(param(sign, 'smallint'))
       }
       if (statuses !== undefined) fixedColumns.push('status')
     }
