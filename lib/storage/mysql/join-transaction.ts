@@ -7,7 +7,8 @@ import { createOrder, type Transaction } from './sql/create-order.js'
 import { getOrder } from './sql/get-order.js'
 import { checkOpenTransaction } from './open-transaction.js'
 import { listOrders } from './sql/list-orders.js'
-import { replaceOrder } from './sql/replace-order.js'
+import { readChangeClaim } from './sql/claim-change.js'
+import { replaceWith, type Replaced } from './sql/replace-order.js'
 import type { Tables } from './tables.js'
 
 /** How long the first look at a transaction's outcome waits, and the longest wait between two looks. */
@@ -63,7 +64,7 @@ export function joinTransaction (tables: Tables, settled: JoinedStorage['settled
   }
   const session: Session = sessionOf(given as Parameters<typeof sessionOf>[0])
   const transaction: Transaction = work => work(session)
-  const replace = replaceOrder(tables, transaction, true)
+  const replace = replaceWith(tables, transaction, true)
   const create = createOrder(tables, transaction, true)
   const get = getOrder(tables, session)
   const list = listOrders(tables, session)
@@ -77,18 +78,20 @@ export function joinTransaction (tables: Tables, settled: JoinedStorage['settled
     ...checkedFirst(opened, { create, get, list }),
     // A version changed by another writer is the host's conflict at once: under InnoDB's REPEATABLE READ
     // the host's snapshot still shows the order as it was, so reading it again, and running its guard
-    // again, could never store the move.
-    async replace (order, expectedVersion, event) {
-      let stored: boolean
+    // again, could never store the move. A live claim of a change's key is no conflict: the plugin
+    // answers with the order that claim's change left.
+    async replace (order, expectedVersion, event, claim) {
+      let replaced: Replaced
       try {
-        stored = await replace(order, expectedVersion, event)
+        replaced = await replace(order, expectedVersion, event, claim)
       } catch (err) {
         if (lostRace(err)) throw new codes.ORDER_VERSION_CONFLICT(order.id, expectedVersion)
         throw err
       }
-      if (!stored) throw new codes.ORDER_VERSION_CONFLICT(order.id, expectedVersion)
-      return true
+      if (replaced === 'stale') throw new codes.ORDER_VERSION_CONFLICT(order.id, expectedVersion)
+      return replaced === 'stored'
     },
+    readChangeClaim: readChangeClaim(tables, session, true),
     settled
   }
 }

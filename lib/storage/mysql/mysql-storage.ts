@@ -5,6 +5,7 @@ import type { OrderStorage } from '../order-storage.js'
 import { inTransaction, isPool, sessionOf, type MysqlClient } from './client.js'
 import { joinTransaction, settledOf } from './join-transaction.js'
 import { checkpoint } from './sql/checkpoint.js'
+import { readChangeClaim } from './sql/claim-change.js'
 import { createOrder, type Transaction } from './sql/create-order.js'
 import { getOrder } from './sql/get-order.js'
 import { inspectSubscription } from './sql/inspect-subscription.js'
@@ -79,7 +80,8 @@ export function mysqlStorage (options: MysqlStorageOptions): Required<Omit<Order
     listDeadLetters: listDeadLetters(tables, session),
     redeliver: redeliver(tables, session),
     inspectSubscription: inspectSubscription(tables, session, sequence),
-    joinTransaction: connection => joinTransaction(tables, settled, connection)
+    joinTransaction: connection => joinTransaction(tables, settled, connection),
+    readChangeClaim: readChangeClaim(tables, session)
   }
 }
 

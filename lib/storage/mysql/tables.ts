@@ -39,7 +39,17 @@ export const orderIndexes = Object.freeze({
   store: 'store_created_idx',
   storeCustomer: 'store_customer_created_idx',
   storeStatus: 'store_status_created_idx',
-  storeCustomerStatus: 'store_customer_status_idx'
+  storeCustomerStatus: 'store_customer_status_idx',
+  /** The pages of one balance sign, led by the columns a filter fixes, in that order: (balance_sign, created_at, id)... */
+  balance: 'balance_created_idx',
+  balanceStatus: 'balance_status_created_idx',
+  customerBalance: 'customer_balance_created_idx',
+  customerBalanceStatus: 'customer_balance_status_idx',
+  storeBalance: 'store_balance_created_idx',
+  storeBalanceStatus: 'store_balance_status_idx',
+  storeCustomerBalance: 'store_customer_balance_idx',
+  /** ...to (store, customer_id, balance_sign, status, created_at, id). */
+  storeCustomerBalanceStatus: 'store_customer_balance_status_idx'
 })
 
 /** The names of a storage's tables; ORDER_INVALID_OPTIONS for a table name that is not one. */

@@ -1,13 +1,28 @@
 // The MySQL storage's layout on start: refuse a newer one, create or upgrade an older one step by step under GET_LOCK.
 import { codes } from '../../errors.js'
 import { sessionOf, type MysqlClient, type Session } from './client.js'
-import { SCHEMA_VERSION, schemaSteps } from './layout/steps.js'
+import { REPEAT, SCHEMA_VERSION, schemaSteps } from './layout/steps.js'
+import { signBackfill } from './layout/version-2.js'
 import { tablesOf, type Tables } from './tables.js'
 
 /** How long an instance waits for another's upgrade to finish, in seconds, before it fails. */
 const UPGRADE_WAIT = 600
 
 const bare = (quoted: string) => quoted.slice(1, -1)
+
+// What a step's ALTER TABLE answers when an upgrade that failed later had already run it: a duplicate
+// column (1060) or index name (1061). Neither MySQL 8 nor MariaDB cut one ALTER TABLE short.
+const ALREADY_DONE = new Set([1060, 1061])
+
+/** Runs one statement of a step: a backfill in batches, each its own short statement, until nothing is left. */
+async function runStatement ({ write }: Session, statement: string): Promise<void> {
+  try {
+    let changed = (await write(statement)).affectedRows
+    while (statement.startsWith(REPEAT) && changed > 0) changed = (await write(statement)).affectedRows
+  } catch (err) {
+    if (!ALREADY_DONE.has((err as { errno?: number }).errno!)) throw err
+  }
+}
 
 /**
  * The name of the upgrade lock of the storage whose table is `?`, in this database: hashed, as MySQL
@@ -46,7 +61,7 @@ export async function upgradeSchema (client: MysqlClient, tables: Tables, wait =
       const from = await versionOf(session, tables)
       if (from > SCHEMA_VERSION) throw new codes.ORDER_SCHEMA_NEWER(from, SCHEMA_VERSION)
       for (const step of schemaSteps(tables).filter(step => step.version > from)) {
-        for (const statement of step.statements) await session.write(statement)
+        for (const statement of step.statements) await runStatement(session, statement)
         await session.write(`INSERT INTO ${tables.schema} (id, version) VALUES (1, ?) ON DUPLICATE KEY UPDATE version = VALUES(version)`, [step.version])
       }
     } finally {
@@ -66,6 +81,8 @@ export async function initSchema (client: MysqlClient, tables: Tables): Promise<
   const version = await versionOf(sessionOf(client), tables)
   if (version > SCHEMA_VERSION) throw new codes.ORDER_SCHEMA_NEWER(version, SCHEMA_VERSION)
   if (version < SCHEMA_VERSION) await upgradeSchema(client, tables)
+  // Orders an instance of an earlier release stored after the upgrade signed the others: rows only, no DDL.
+  await runStatement(sessionOf(client), signBackfill(tables))
 }
 
 export interface MysqlSchemaOptions {

@@ -12,3 +12,6 @@ export interface SchemaStep {
 
 /** A layout step, for the tables of one storage. */
 export type LayoutStep = (tables: Tables) => SchemaStep
+
+/** Marks a statement to run again and again until it changes no row: a backfill in batches. */
+export const REPEAT = '-- Run again until it changes no row.\n'

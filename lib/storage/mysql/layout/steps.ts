@@ -2,10 +2,11 @@
 import type { Tables } from '../tables.js'
 import type { SchemaStep } from './step.js'
 import { version1 } from './version-1.js'
+import { version2 } from './version-2.js'
 
-export type { SchemaStep } from './step.js'
+export { REPEAT, type SchemaStep } from './step.js'
 
-const STEPS = [version1]
+const STEPS = [version1, version2]
 
 /** Every step, in order; the last one's version is the layout this release writes. */
 export function schemaSteps (tables: Tables): SchemaStep[] {

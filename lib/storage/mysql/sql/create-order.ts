@@ -22,7 +22,7 @@ export function createOrder ({ orders, keys, events }: Tables, transaction: Tran
   const readOrder = `SELECT ${ORDER_DOCUMENT} FROM ${orders} WHERE id = ?`
   const takeOver = `UPDATE ${keys} SET fingerprint = ?, order_id = ?, expires_at = ? WHERE key_hash = ?`
   const unclaim = `DELETE FROM ${keys} WHERE key_hash = ? AND order_id = ?`
-  const insertOrder = `INSERT INTO ${orders} (id, customer_id, status, store, reference, created_at, version, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+  const insertOrder = `INSERT INTO ${orders} (id, customer_id, status, store, reference, created_at, version, document, balance_sign) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
   const insertEvent = `INSERT INTO ${events} (id, aggregatetype, aggregateid, type, payload, at) VALUES (?, 'order', ?, 'created', ?, ?)`
   const removeOrder = `DELETE FROM ${orders} WHERE id = ?`
 

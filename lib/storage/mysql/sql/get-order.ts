@@ -1,5 +1,6 @@
 // get on MySQL: one order by its primary key, its number put back into its document.
 import type { NewOrder } from '../../../http/schemas.js'
+import { balanceSign } from '../../balance-sign.js'
 import type { OrdersCapability } from '../../order-storage.js'
 import { columnText, type Session } from '../client.js'
 import type { Tables } from '../tables.js'
@@ -10,12 +11,13 @@ import type { Tables } from '../tables.js'
  */
 export const ORDER_DOCUMENT = 'CONCAT(\'{"number":\', number, \',\', SUBSTRING(document, 2)) AS document'
 
-/** The columns of an order as every write stores them: id, customer_id, status, store, reference, created_at, version, document. */
+/** The columns of an order as every write stores them: id, customer_id, status, store, reference, created_at, version, document, balance_sign. */
 export function orderColumns (order: NewOrder): unknown[] {
   const { number: _, ...document } = order as NewOrder & { number?: number }
   return [
     columnText(order.id), columnText(order.customerId), columnText(order.status), order.store === undefined ? '' : columnText(order.store),
-    order.reference === undefined ? null : columnText(order.reference), order.createdAt, order.version, JSON.stringify(document)
+    order.reference === undefined ? null : columnText(order.reference), order.createdAt, order.version, JSON.stringify(document),
+    balanceSign(order)
   ]
 }
 

@@ -1,11 +1,12 @@
 // The keyset page on MySQL: one bounded walk of the index whose leading columns the filter fixes, forced.
 import type { Order } from '../../../http/schemas.js'
+import { balanceSigns } from '../../balance-sign.js'
 import type { OrdersCapability, StorageListQuery } from '../../order-storage.js'
 import { columnText, type Session } from '../client.js'
 import { orderIndexes, type Tables } from '../tables.js'
 import { ORDER_DOCUMENT } from './get-order.js'
 
-/** The index led by the columns a filter fixes (store, customer, status, in that order), then (created_at, id). */
+/** The index led by the columns a filter fixes (store, customer, balance sign, status, in that order), then (created_at, id). */
 const walkIndexes: Record<string, string> = {
   '': orderIndexes.created,
   customer_id: orderIndexes.customer,
@@ -14,12 +15,21 @@ const walkIndexes: Record<string, string> = {
   store: orderIndexes.store,
   'store,customer_id': orderIndexes.storeCustomer,
   'store,status': orderIndexes.storeStatus,
-  'store,customer_id,status': orderIndexes.storeCustomerStatus
+  'store,customer_id,status': orderIndexes.storeCustomerStatus,
+  balance_sign: orderIndexes.balance,
+  'balance_sign,status': orderIndexes.balanceStatus,
+  'customer_id,balance_sign': orderIndexes.customerBalance,
+  'customer_id,balance_sign,status': orderIndexes.customerBalanceStatus,
+  'store,balance_sign': orderIndexes.storeBalance,
+  'store,balance_sign,status': orderIndexes.storeBalanceStatus,
+  'store,customer_id,balance_sign': orderIndexes.storeCustomerBalance,
+  'store,customer_id,balance_sign,status': orderIndexes.storeCustomerBalanceStatus
 }
 
 export function listOrders ({ orders }: Tables, session: Session): OrdersCapability['list'] {
   return async function list (listQuery: StorageListQuery): Promise<Order[]> {
     const { customerId, store, number, reference, ids, createdFrom, createdTo, after, limit } = listQuery
+    const sign = listQuery.balance === undefined ? undefined : balanceSigns[listQuery.balance]
     const statuses = listQuery.statuses === undefined ? undefined : [...new Set(listQuery.statuses.map(columnText))]
     if (statuses?.length === 0 || ids?.length === 0) return []
     const asc = listQuery.order === 'asc'
@@ -47,11 +57,13 @@ export function listOrders ({ orders }: Tables, session: Session): OrdersCapabil
       if (reference !== undefined) where('reference = ?', columnText(reference))
       statusCheck()
       storeCheck()
+      if (sign !== undefined) where('balance_sign = ?', sign)
     } else {
       const fixed: string[] = []
       const values: unknown[] = []
       if (store !== undefined) { fixed.push('store'); values.push(columnText(store)) }
       if (customerId !== undefined) { fixed.push('customer_id'); values.push(columnText(customerId)) }
+      if (sign !== undefined) { fixed.push('balance_sign'); values.push(sign) }
       if (statuses !== undefined) fixed.push('status')
       index = walkIndexes[fixed.join(',')]!
       walks = statuses === undefined ? [values] : statuses.map(status => [...values, status])
