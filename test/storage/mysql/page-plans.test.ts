@@ -16,16 +16,18 @@ else {
   // A shop with history, as the PostgreSQL plans test has it: the 30 oldest orders are "shipped" (a rare
   // status at the old end), the rest pending, paid or cancelled; 50 customers, one order a minute,
   // numbered in that order; every 50 orders share a reference (every seventh has none) and a store
-  // ("eu", "us" or none in turn); orders 31 to 60 are the rare "outlet" store's.
+  // ("eu", "us" or none in turn); orders 31 to 60 are the rare "outlet" store's. One order in five is
+  // settled (in runs of seven), 20 of the 40 oldest are owed (a rare sign at the old end), the rest due.
   const table = db.freshTable()
   await mysqlStorage({ client: db.client, table }).init()
   const digits = '(SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)'
-  await db.client.query(`INSERT INTO \`${table}\` (id, customer_id, status, store, reference, created_at, version, document)
+  await db.client.query(`INSERT INTO \`${table}\` (id, customer_id, status, store, reference, created_at, version, document, balance_sign)
     SELECT MD5(i), CONCAT('cus_', i % ${CUSTOMERS}),
       CASE WHEN i <= 30 THEN 'shipped' ELSE ELT(1 + i % 3, 'pending', 'paid', 'cancelled') END,
       CASE WHEN i BETWEEN 31 AND 60 THEN 'outlet' ELSE ELT(1 + (i DIV ${CUSTOMERS}) % 3, 'eu', 'us', '') END,
       CASE WHEN i % 7 = 0 THEN NULL ELSE CONCAT('ref_', i DIV ${CUSTOMERS}) END,
-      DATE_FORMAT(TIMESTAMP('2026-01-01') + INTERVAL i MINUTE, '%Y-%m-%dT%H:%i:%s.000Z'), 1, CONCAT('{"id":"', MD5(i), '"}')
+      DATE_FORMAT(TIMESTAMP('2026-01-01') + INTERVAL i MINUTE, '%Y-%m-%dT%H:%i:%s.000Z'), 1, CONCAT('{"id":"', MD5(i), '"}'),
+      CASE WHEN i <= 40 AND i % 2 = 0 THEN -1 WHEN (i DIV 7) % 5 = 0 THEN 0 ELSE 1 END
     FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 10000 * f.d + 1 AS i
       FROM ${digits} AS a, ${digits} AS b, ${digits} AS c, ${digits} AS e, ${digits} AS f) AS n
     WHERE i <= ${ROWS} ORDER BY i`)
@@ -72,7 +74,22 @@ else {
     'store and a number': { store: 'eu', number: middle },
     'store, reference and customer': { store: 'eu', reference: 'ref_201', customerId: 'cus_1' },
     'store and reference': { store: 'eu', reference: 'ref_201' },
-    'a store and a reference it has no order of': { store: 'us', reference: 'ref_201' }
+    'a store and a reference it has no order of': { store: 'us', reference: 'ref_201' },
+    'a balance due': { balance: 'due' },
+    'a rare balance (owed)': { balance: 'owed' },
+    'balance and a status': { balance: 'settled', statuses: ['paid'] },
+    'balance and two statuses': { balance: 'due', statuses: ['shipped', 'cancelled'] },
+    'customer and balance': { customerId: 'cus_7', balance: 'settled' },
+    'customer, balance and two statuses': { customerId: 'cus_7', balance: 'due', statuses: ['paid', 'shipped'] },
+    'store and balance': { store: 'eu', balance: 'settled' },
+    'store and a rare balance': { store: 'us', balance: 'owed' },
+    'store, balance and a status': { store: 'us', balance: 'due', statuses: ['paid'] },
+    'store, customer and balance': { store: 'us', customerId: 'cus_7', balance: 'due' },
+    'store, customer, balance and two statuses': { store: 'eu', customerId: 'cus_7', balance: 'settled', statuses: ['cancelled', 'paid'] },
+    'balance, a status and a range past it': { balance: 'owed', statuses: ['shipped'], createdFrom: minute(10), createdTo: minute(15000) },
+    'balance and a number': { balance: 'due', number: middle },
+    'balance and a reference': { balance: 'due', reference: 'ref_200' },
+    'balance, reference and customer': { balance: 'due', reference: 'ref_200', customerId: 'cus_1' }
   }
 
   /** The index a shape must read: named after the columns the filter fixes, or the unique one that names its orders. */
@@ -82,8 +99,25 @@ else {
     if (filter.reference !== undefined) {
       return filter.customerId !== undefined ? 'customer_reference_store_idx' : filter.store === undefined ? 'reference_created_idx' : 'store_reference_created_idx'
     }
-    const fixed = [filter.store && 'store', filter.customerId && 'customer', filter.statuses && 'status'].filter(Boolean)
-    return { '': 'created_idx', customer: 'customer_created_idx', status: 'status_created_idx', 'customer,status': 'customer_status_created_idx', store: 'store_created_idx', 'store,customer': 'store_customer_created_idx', 'store,status': 'store_status_created_idx', 'store,customer,status': 'store_customer_status_idx' }[fixed.join(',')]!
+    const fixed = [filter.store && 'store', filter.customerId && 'customer', filter.balance && 'balance', filter.statuses && 'status'].filter(Boolean)
+    return {
+      '': 'created_idx',
+      customer: 'customer_created_idx',
+      status: 'status_created_idx',
+      'customer,status': 'customer_status_created_idx',
+      store: 'store_created_idx',
+      'store,customer': 'store_customer_created_idx',
+      'store,status': 'store_status_created_idx',
+      'store,customer,status': 'store_customer_status_idx',
+      balance: 'balance_created_idx',
+      'balance,status': 'balance_status_created_idx',
+      'customer,balance': 'customer_balance_created_idx',
+      'customer,balance,status': 'customer_balance_status_idx',
+      'store,balance': 'store_balance_created_idx',
+      'store,balance,status': 'store_balance_status_idx',
+      'store,customer,balance': 'store_customer_balance_idx',
+      'store,customer,balance,status': 'store_customer_balance_status_idx'
+    }[fixed.join(',')]!
   }
 
   /** The rows a page may read beyond about a page per walk: the ids given, or the orders of one reference (one per customer here) in every store. */

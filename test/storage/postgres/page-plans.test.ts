@@ -19,18 +19,19 @@ const SHARED = 8_000
 // store's, a rare one at the old end. The statistics see it all.
 const table = db.freshTable()
 await postgresStorage({ client: db.client, table }).init!()
-await db.client.query(`INSERT INTO "${table}" (id, customer_id, status, created_at, version, reference, store, document)
+await db.client.query(`INSERT INTO "${table}" (id, customer_id, status, created_at, version, reference, store, document, balance_sign)
   SELECT md5(i::text), 'cus_' || (i % ${CUSTOMERS}),
     CASE WHEN i <= 30 THEN 'shipped' ELSE (ARRAY['pending', 'paid', 'cancelled'])[1 + i % 3] END,
     to_char(timestamp '2026-01-01' + i * interval '1 minute', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 1,
     CASE WHEN i % 7 = 0 THEN NULL ELSE 'ref_' || (i / ${CUSTOMERS}) END,
-    CASE WHEN i BETWEEN 31 AND 60 THEN 'outlet' ELSE (ARRAY['eu', 'us', NULL])[1 + (i / ${CUSTOMERS}) % 3] END, '{}'
+    CASE WHEN i BETWEEN 31 AND 60 THEN 'outlet' ELSE (ARRAY['eu', 'us', NULL])[1 + (i / ${CUSTOMERS}) % 3] END, '{}',
+    CASE WHEN i <= 40 AND i % 2 = 0 THEN -1 WHEN (i / 7) % 5 = 0 THEN 0 ELSE 1 END
   FROM generate_series(1, ${ROWS}) AS i ORDER BY i`, [])
 // One reference many stores share: SHARED orders of other stores, and a few of "eu" among them.
-await db.client.query(`INSERT INTO "${table}" (id, customer_id, status, created_at, version, reference, store, document)
+await db.client.query(`INSERT INTO "${table}" (id, customer_id, status, created_at, version, reference, store, document, balance_sign)
   SELECT md5('shared' || i), 'cus_shared_' || i, 'paid',
     to_char(timestamp '2026-01-01' + i * interval '1 minute' + interval '30 seconds', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 1,
-    'ref_shared', CASE WHEN i % 400 = 0 THEN 'eu' ELSE 'shop_' || (i % 97) END, '{}'
+    'ref_shared', CASE WHEN i % 400 = 0 THEN 'eu' ELSE 'shop_' || (i % 97) END, '{}', 1
   FROM generate_series(1, ${SHARED}) AS i ORDER BY i`, [])
 await db.client.query(`ANALYZE "${table}"`, [])
 
@@ -101,7 +102,28 @@ const filters: Record<string, Partial<StorageListQuery>> = {
   'store and a reference other stores share': { store: 'eu', reference: 'ref_shared' },
   'store, a status and a reference other stores share': { store: 'eu', reference: 'ref_shared', statuses: ['paid'] },
   'another store and a reference other stores share': { store: 'us', reference: 'ref_shared' },
-  'store, customer and a reference other stores share': { store: 'eu', reference: 'ref_shared', customerId: 'cus_shared_400' }
+  'store, customer and a reference other stores share': { store: 'eu', reference: 'ref_shared', customerId: 'cus_shared_400' },
+  // A balance sign, alone or with the other filters: a walk of an index the sign leads or follows the store and customer in.
+  'a balance due': { balance: 'due' },
+  'a balance settled': { balance: 'settled' },
+  'a rare balance (owed)': { balance: 'owed' },
+  'balance and a status': { balance: 'settled', statuses: ['paid'] },
+  'a rare balance and a status': { balance: 'owed', statuses: ['shipped'] },
+  'balance and two statuses': { balance: 'due', statuses: ['shipped', 'cancelled'] },
+  'customer and balance': { customerId: 'cus_7', balance: 'settled' },
+  'customer, balance and two statuses': { customerId: 'cus_7', balance: 'due', statuses: ['paid', 'shipped'] },
+  'store and balance': { store: 'eu', balance: 'settled' },
+  'store and a rare balance': { store: 'us', balance: 'owed' },
+  'store, balance and a status': { store: 'us', balance: 'due', statuses: ['paid'] },
+  'store, customer and balance': { store: 'us', customerId: 'cus_7', balance: 'settled' },
+  'customer and a common balance': { customerId: 'cus_7', balance: 'due' },
+  'store, customer, balance and two statuses': { store: 'eu', customerId: 'cus_7', balance: 'settled', statuses: ['cancelled', 'paid'] },
+  'balance and a created range': { balance: 'settled', createdFrom: minute(5000), createdTo: minute(5100) },
+  'balance, a status and a range past it': { balance: 'owed', statuses: ['shipped'], createdFrom: minute(10), createdTo: minute(15000) },
+  'balance and a number': { balance: 'due', number: middle },
+  'balance and ids': { balance: 'settled', ids: some },
+  'balance and a reference': { balance: 'due', reference: 'ref_200' },
+  'balance, reference and customer': { balance: 'due', reference: 'ref_200', customerId: 'cus_1' }
 }
 
 /**
@@ -117,6 +139,8 @@ function indexOf (filter: Partial<StorageListQuery>): RegExp | undefined {
   if (filter.ids !== undefined) return named('pkey')
   if (filter.reference !== undefined && filter.customerId !== undefined) return named('customer_reference_store_idx')
   if (filter.reference !== undefined) return named(filter.store === undefined ? 'reference_created_idx' : 'store_reference_created_idx')
+  // With a balance, an index of its sign: (store?, customer?, balance_sign, status?, created_at, id).
+  if (filter.balance !== undefined) return named('(store_)?(customer_)?bal\\w*_idx')
   if (filter.store !== undefined) return named('store_\\w+_idx')
   return undefined
 }
@@ -129,7 +153,7 @@ function indexOf (filter: Partial<StorageListQuery>): RegExp | undefined {
 function removableOf (filter: Partial<StorageListQuery>): number {
   if (filter.ids !== undefined) return some.length
   // With a store, that store's orders of the reference (the SHARED of other stores are never read).
-  if (filter.reference !== undefined && filter.customerId === undefined && filter.statuses !== undefined) return CUSTOMERS
+  if (filter.reference !== undefined && filter.customerId === undefined && (filter.statuses !== undefined || filter.balance !== undefined)) return CUSTOMERS
   return filter.number !== undefined || filter.reference !== undefined ? 1 : 0
 }
 
