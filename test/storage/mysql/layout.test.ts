@@ -5,8 +5,9 @@ import { MYSQL_SCHEMA_VERSION, mysqlSchemaSql, mysqlStorage, upgradeMysqlSchema 
 import { signBackfill } from '../../../lib/storage/mysql/layout/version-2.js'
 import { tablesOf } from '../../../lib/storage/mysql/tables.js'
 import { UPGRADE_LOCK, upgradeSchema } from '../../../lib/storage/mysql/upgrade.js'
-import { orderOf, storeOrder } from '../../../lib/storage/conformance/fixtures.js'
+import { FAR_FUTURE, orderOf, storeOrder } from '../../../lib/storage/conformance/fixtures.js'
 import { mysqlUrl, testMysql } from '../../mysql-helper.js'
+import { changed } from '../change-storage.js'
 
 if (mysqlUrl === '') t.plan(0, 'MYSQL_URL is not set: no MariaDB or MySQL server to test on')
 else {
@@ -101,5 +102,44 @@ else {
     })
     await mysqlStorage({ client: watched, table }).init()
     t.ok(statements.length > 0 && statements.every(sql => sql.startsWith('SELECT') || sql === signBackfill(tablesOf(table))), 'only reads, and signs orders')
+  })
+  t.test('a database of layout version 1 upgrades to balances in place: orders signed from their total over several batches, balance pages and change claims work', async t => {
+    const table = db.freshTable()
+    const [step1, step2] = mysqlSchemaSql({ table })
+    for (const statement of step1!.statements) await db.client.query(statement)
+    t.match(step2, { version: 2, statements: [/^ALTER TABLE `\w+` ADD COLUMN balance_sign TINYINT NULL$/] })
+    t.ok(step2!.statements.filter(statement => statement.includes('ADD KEY')).every(statement => statement.endsWith('ALGORITHM=INPLACE, LOCK=NONE')), 'every index built in place, writes going on')
+    // 2,500 orders as release 0.2 stores them, every tenth free: more than two batches of the backfill.
+    const insertOrders = async (from: number, to: number) => {
+      const rows = Array.from({ length: to - from + 1 }, (_, i) => {
+        const n = from + i
+        const order = orderOf({ id: `ord_${String(n).padStart(5, '0')}`, customerId: `cus_${n % 7}`, total: n % 10 === 0 ? 0 : 2500, createdAt: new Date(Date.parse('2026-01-01T00:00:00.000Z') + n * 1000).toISOString() })
+        // Stored as the storage stores it: the number is the column's.
+        const { number: _number, ...document } = order
+        return [order.id, order.customerId, order.status, '', null, order.createdAt, 1, JSON.stringify(document)]
+      })
+      await db.client.query(`INSERT INTO \`${table}\` (id, customer_id, status, store, reference, created_at, version, document) VALUES ?`, [rows])
+    }
+    await insertOrders(1, 2500)
+    // An upgrade that stopped after its first statements runs them again without an error.
+    for (const statement of step2!.statements.slice(0, 2)) await db.client.query(statement)
+    const storage = mysqlStorage({ client: db.client, table })
+    await storage.init()
+    t.equal(await versionOf(table), 2)
+    const signs = async () => ((await db.client.query<mysql.RowDataPacket[]>(`SELECT balance_sign AS sign, COUNT(*) AS orders FROM \`${table}\` GROUP BY balance_sign ORDER BY balance_sign`))[0]).map(row => ({ sign: row.sign, orders: Number(row.orders) }))
+    t.same(await signs(), [{ sign: 0, orders: 250 }, { sign: 1, orders: 2250 }], 'every order signed from its total')
+    t.same((await storage.list({ balance: 'settled', order: 'desc', limit: 3 })).map(order => order.id), ['ord_02500', 'ord_02490', 'ord_02480'], 'the settled, newest first')
+    t.same(await storage.list({ balance: 'owed', order: 'asc', limit: 3 }), [], 'none owed')
+
+    // An instance of release 0.2, still running, stores orders after the upgrade: signed at the next start.
+    await insertOrders(2501, 2510)
+    await mysqlStorage({ client: db.client, table }).init()
+    t.same(await signs(), [{ sign: 0, orders: 251 }, { sign: 1, orders: 2259 }], 'signed at the next start')
+
+    const [order] = await storage.list({ customerId: 'cus_1', balance: 'due', order: 'asc', limit: 1 })
+    const { after, event } = changed(order!, { paid: 3000, balance: -500 })
+    t.equal(await storage.replace(after, 1, event, { key: 'change:1', fingerprint: 'f', expiresAt: FAR_FUTURE }), true)
+    t.same(await storage.readChangeClaim('change:1', after.updatedAt), { fingerprint: 'f', order: after }, 'a change\'s claim keeps its answer')
+    t.same((await storage.list({ balance: 'owed', order: 'asc', limit: 3 })).map(owed => owed.id), [order!.id], 'the changed order is owed')
   })
 }

@@ -9,6 +9,9 @@ import {
 } from '../../../lib/storage/postgres/postgres-storage.js'
 import { eventually, orderBody } from '../../helper.js'
 import { dropTables, testDatabase } from '../../postgres-helper.js'
+import { signBackfill } from '../../../lib/storage/postgres/layout/version-7.js'
+import { tablesOf } from '../../../lib/storage/postgres/tables.js'
+import { changed } from '../change-storage.js'
 
 const db = await testDatabase(t)
 const fixtures = new URL('../../fixtures/release-0.1/', import.meta.url)
@@ -194,7 +197,7 @@ t.test('a DBA upgrades with the exported SQL; the app then starts without DDL', 
   const statements: string[] = []
   const client: PostgresClient = { query: (text, params) => { statements.push(text); return db.client.query(text, params) } }
   await postgresStorage({ client, table }).init!()
-  t.ok(statements.every(text => /^\s*(SELECT|UPDATE)/.test(text)), 'reads, and an UPDATE of the epoch row: no DDL', { statements })
+  t.ok(statements.every(text => /^\s*(SELECT|UPDATE)/.test(text) || text === signBackfill(tablesOf(table))), 'reads, an UPDATE of the epoch row, and the signs of orders an earlier release stored: no DDL', { statements })
   t.equal(postgresSchemaSql().length, POSTGRES_SCHEMA_VERSION, 'a new database runs every step')
   t.match(postgresSchemaSql()[0]!.statements[0], /CREATE TABLE IF NOT EXISTS "fastify_orders"/)
 })
@@ -227,7 +230,7 @@ t.test('a storage whose names another storage or table holds fails at init, nami
   const shadow = `${other}_customer`
   t.teardown(() => dropTables(db.client, shadow))
   await postgresStorage({ client: db.client, table: other }).init!()
-  await db.client.query(`DROP INDEX "${other}_customer_created_idx", "${other}_customer_status_created_idx"`, [])
+  await db.client.query(`DROP INDEX "${other}_customer_created_idx", "${other}_customer_status_created_idx", "${other}_customer_balance_created_idx"`, [])
   await postgresStorage({ client: db.client, table: shadow }).init!()
   await t.rejects(postgresStorage({ client: db.client, table: other }).init!(), {
     code: 'ORDER_INVALID_OPTIONS', message: new RegExp(`"${other}_customer_created_idx" is an index on "${shadow}"`)
@@ -400,4 +403,39 @@ t.test('a database whose number sequence did not come along (a logical-replicati
   const next = await moved.orders.create(orderBody())
   t.same(numbers, [1, 2, 3])
   t.equal(next.number, 4, 'the next number follows the stored ones')
+})
+
+t.test(`a database of layout version 6 upgrades to balances in place: orders signed from their total over several batches, balance pages and change claims work (${db.server ? 'server' : 'PGlite'})`, async t => {
+  const table = db.freshTable()
+  for (const step of postgresSchemaSql({ table }).filter(step => step.version <= 6)) {
+    for (const statement of step.statements) await runStatement(statement)
+  }
+  const [step7] = postgresSchemaSql({ table, from: 6 })
+  t.match(step7, { version: 7, statements: [/^ALTER TABLE "\w+" ADD COLUMN IF NOT EXISTS balance_sign smallint$/] })
+  t.ok(step7!.statements.filter(statement => statement.includes('INDEX')).every(statement => statement.startsWith('CREATE INDEX CONCURRENTLY IF NOT EXISTS')), 'every index built concurrently')
+  // 2,500 orders as release 0.2 stores them, every tenth free: more than two batches of the backfill.
+  const insertOrders = (from: number, to: number) => db.client.query(`INSERT INTO "${table}" (id, customer_id, status, created_at, version, document)
+    SELECT id, customer_id, 'pending', created_at, 1, json_build_object('id', id, 'customerId', customer_id, 'status', 'pending', 'createdAt', created_at, 'total', total)
+    FROM (SELECT 'ord_' || lpad(i::text, 5, '0') AS id, 'cus_' || (i % 7) AS customer_id, CASE WHEN i % 10 = 0 THEN 0 ELSE 2500 END AS total,
+      to_char(timestamp '2026-01-01' + i * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at FROM generate_series($1::int, $2::int) AS i) AS made`, [from, to])
+  await insertOrders(1, 2500)
+  const storage = postgresStorage({ client: db.client, table })
+  await storage.init!()
+  const signs = async () => (await db.client.query(`SELECT balance_sign AS sign, count(*)::int AS orders FROM "${table}" GROUP BY balance_sign ORDER BY balance_sign`, [])).rows
+  t.same(await signs(), [{ sign: 0, orders: 250 }, { sign: 1, orders: 2250 }], 'every order signed from its total')
+  const settled = await storage.list({ balance: 'settled', order: 'desc', limit: 3 })
+  t.same(settled.map(order => order.id), ['ord_02500', 'ord_02490', 'ord_02480'], 'the settled, newest first')
+  t.same((await storage.list({ balance: 'owed', order: 'asc', limit: 3 })), [], 'none owed')
+
+  // An instance of release 0.2, still running, stores an order after the upgrade: signed at the next start.
+  await insertOrders(2501, 2510)
+  await postgresStorage({ client: db.client, table }).init!()
+  t.same(await signs(), [{ sign: 0, orders: 251 }, { sign: 1, orders: 2259 }], 'signed at the next start')
+
+  // The documents of this test hold only an id, a customer, a status, a creation time, a total and a number.
+  const [order] = await storage.list({ customerId: 'cus_1', balance: 'due', order: 'asc', limit: 1 })
+  const { after, event } = changed({ ...order!, version: 1, updatedAt: '2026-02-01T00:00:00.000Z' }, { paid: 3000, balance: -500 })
+  t.equal(await storage.replace(after, 1, event, { key: 'change:1', fingerprint: 'f', expiresAt: '2026-02-02T00:00:00.000Z' }), true)
+  t.same(await storage.readChangeClaim('change:1', after.updatedAt), { fingerprint: 'f', order: after }, 'a change\'s claim keeps its answer')
+  t.same((await storage.list({ balance: 'owed', order: 'asc', limit: 3 })).map(owed => owed.id), [order!.id], 'the changed order is owed')
 })

@@ -8,13 +8,14 @@ const BACKFILL_BATCH = 1000
 
 /**
  * Signs the balance of up to 1,000 orders stored without a sign (by a release before this layout: their
- * balance is their total, as they have no `balance`), found through the balance index, where unsigned
+ * balance is their total, as they have no `balance`; a document without either counts as 0, so that
+ * every order gets a sign and the backfill ends), found through the balance index, where unsigned
  * orders sort first. Run until it changes no row. The plugin also runs it at every start, for orders an
  * instance of an earlier release stored while this one upgraded.
  */
 export function signBackfill ({ orders }: Tables): string {
   const amount = (path: string) => `JSON_UNQUOTE(JSON_EXTRACT(document, '${path}'))`
-  return `${REPEAT}UPDATE ${orders} SET balance_sign = SIGN(CAST(COALESCE(${amount('$.balance')}, ${amount('$.total')}) AS SIGNED))
+  return `${REPEAT}UPDATE ${orders} SET balance_sign = SIGN(CAST(COALESCE(${amount('$.balance')}, ${amount('$.total')}, '0') AS SIGNED))
     WHERE balance_sign IS NULL LIMIT ${BACKFILL_BATCH}`
 }
 

@@ -8,7 +8,8 @@ const BACKFILL_BATCH = 1000
 
 /**
  * Signs the balance of up to 1,000 orders stored without a sign (by a release before this layout: their
- * balance is their total, as they have no `balance`), found through the balance index, where unsigned
+ * balance is their total, as they have no `balance`; a document without either counts as 0, so that
+ * every order gets a sign and the backfill ends), found through the balance index, where unsigned
  * orders sort last. Returns a row per order signed; run until it returns none. The plugin also runs it
  * at every start, for orders an instance of an earlier release stored while this one upgraded.
  */
@@ -16,7 +17,7 @@ export function signBackfill ({ orders }: Tables): string {
   return `${REPEAT}WITH batch AS (
       SELECT id FROM ${orders} WHERE balance_sign IS NULL LIMIT ${BACKFILL_BATCH} FOR UPDATE
     )
-    UPDATE ${orders} AS o SET balance_sign = sign(coalesce(o.document->>'balance', o.document->>'total')::numeric)
+    UPDATE ${orders} AS o SET balance_sign = sign(coalesce(o.document->>'balance', o.document->>'total', '0')::numeric)
     FROM batch WHERE o.id = batch.id
     RETURNING 1`
 }
