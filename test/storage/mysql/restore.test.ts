@@ -5,11 +5,12 @@ import { promisify } from 'node:util'
 import Fastify from 'fastify'
 import mysql from 'mysql2/promise'
 import t, { type Test } from 'tap'
-import orderPlugin, { type OrderEvent } from '../../../lib/index.js'
+import orderPlugin, { type Order, type OrderEvent } from '../../../lib/index.js'
 import { MYSQL_SCHEMA_VERSION, mysqlStorage } from '../../../lib/storage/mysql/mysql-storage.js'
 import type { StoredDeadLetter } from '../../../lib/storage/order-storage.js'
 import { eventually, orderBody } from '../../helper.js'
 import { mysqlUrl, testMysql } from '../../mysql-helper.js'
+import { changed } from '../change-storage.js'
 
 const run = promisify(execFile)
 const quick = { pollInterval: 20, leaseTtl: 200 }
@@ -34,6 +35,8 @@ interface History {
   /** What each subscription is owed after its checkpoint, in feed order, of the listed events. */
   owed: Record<string, string[]>
   deadLetters: StoredDeadLetter[]
+  /** The order a change after placement left owing, under the claim of the key `change:restore`. */
+  changed: Order
 }
 
 /** An app's history: orders, moves, a subscription checkpointed part way with a dead letter, one started from now, and events never listed yet. */
@@ -51,10 +54,14 @@ async function writeHistory (t: Test, client: mysql.Pool, table: string): Promis
     }
   }
   for (const order of orders.slice(0, 4)) await app.orders.updateStatus({ id: order.id, status: 'paid' })
+  // A change after placement, with its claim: a payment above the total leaves the order owed.
+  const placed = (await storage.get(orders[4]!.id))!
+  const change = changed(placed, { paid: placed.total + 500, balance: -500 })
+  t.ok(await storage.replace(change.after, placed.version, change.event, { key: 'change:restore', fingerprint: 'f', expiresAt: '2100-01-01T00:00:00.000Z' }))
   const events: OrderEvent[] = []
-  await eventually('the feed lists all 14 events', async () => {
+  await eventually('the feed lists all 15 events', async () => {
     events.push(...(await app.orders.listEvents({ after: events.at(-1)?.id })).items)
-    return events.length === 14
+    return events.length === 15
   })
   // "erp" handled up to the eighth event, then the tenth, and set the eleventh aside.
   await storage.lease({ name: 'erp', holder: 'writer', ttl: 60_000, from: 'start' })
@@ -77,7 +84,8 @@ async function writeHistory (t: Test, client: mysql.Pool, table: string): Promis
       // Started after the sixth create.
       late: events.slice(6).map(event => event.id)
     },
-    deadLetters
+    deadLetters,
+    changed: change.after
   }
 }
 
@@ -140,6 +148,8 @@ else {
     await app.ready()
     const [layout] = await target.client.query<mysql.RowDataPacket[]>(`SELECT version FROM \`${table}_schema\``)
     t.same(layout.map(row => row.version), [MYSQL_SCHEMA_VERSION], 'the copied layout is taken as it is (its app user may not run DDL): current, not upgraded or refused')
+    t.same(await storage.readChangeClaim('change:restore', history.changed.updatedAt), { fingerprint: 'f', order: history.changed }, 'a change\'s claim came along with its answer')
+    t.same((await storage.list({ balance: 'owed', order: 'asc', limit: 10 })).map(order => order.id), [history.changed.id], 'and the balance signs')
 
     const listed = (await app.orders.listEvents({ limit: 1000 })).items
     t.same(listed.slice(0, history.events.length).map(event => event.id), history.events.map(event => event.id), 'every event listed before the dump, in its order')

@@ -6,10 +6,11 @@ import { promisify } from 'node:util'
 import Fastify from 'fastify'
 import pg from 'pg'
 import t, { type Test } from 'tap'
-import orderPlugin, { type OrderEvent } from '../../../lib/index.js'
+import orderPlugin, { type Order, type OrderEvent } from '../../../lib/index.js'
 import { postgresSchemaSql, postgresStorage, type PostgresClient } from '../../../lib/storage/postgres/postgres-storage.js'
 import { eventually, orderBody } from '../../helper.js'
 import { freshPGlite, testDatabase } from '../../postgres-helper.js'
+import { changed } from '../change-storage.js'
 
 const db = await testDatabase(t)
 const quick = { pollInterval: 20, leaseTtl: 200 }
@@ -26,6 +27,8 @@ interface History {
   events: OrderEvent[]
   /** What each subscription is owed after its checkpoint, in feed order. */
   owed: Record<string, string[]>
+  /** The order a change after placement left owing, under the claim of the key `change:restore`. */
+  changed: Order
 }
 
 /** An app's history: orders, moves, one subscription checkpointed part way and one started from now. */
@@ -43,10 +46,14 @@ async function writeHistory (t: Test, client: PostgresClient): Promise<History> 
     }
   }
   for (const order of orders.slice(0, 4)) await app.orders.updateStatus({ id: order.id, status: 'paid' })
+  // A change after placement, with its claim: a payment above the total leaves the order owed.
+  const placed = (await storage.get(orders[4]!.id))!
+  const change = changed(placed, { paid: placed.total + 500, balance: -500 })
+  t.ok(await storage.replace(change.after, placed.version, change.event, { key: 'change:restore', fingerprint: 'f', expiresAt: '2100-01-01T00:00:00.000Z' }))
   const events: OrderEvent[] = []
-  await eventually('the feed lists all 16 events', async () => {
+  await eventually('the feed lists all 17 events', async () => {
     events.push(...(await app.orders.listEvents({ after: events.at(-1)?.id })).items)
-    return events.length === 16
+    return events.length === 17
   })
   await storage.lease({ name: 'erp', holder: 'writer', ttl: 60_000, from: 'start' })
   t.ok(await storage.checkpoint('erp', 'writer', null, events[9]!.id))
@@ -58,7 +65,8 @@ async function writeHistory (t: Test, client: PostgresClient): Promise<History> 
       erp: events.slice(10).map(event => event.id),
       // Started after the sixth create.
       late: events.slice(6).map(event => event.id)
-    }
+    },
+    changed: change.after
   }
 }
 
@@ -66,8 +74,11 @@ async function writeHistory (t: Test, client: PostgresClient): Promise<History> 
 async function assertCopyResumes (t: Test, client: PostgresClient, history: History): Promise<void> {
   const app = Fastify()
   t.teardown(() => app.close())
-  await app.register(orderPlugin, { storage: postgresStorage({ client, table: TABLE }) })
+  const storage = postgresStorage({ client, table: TABLE })
+  await app.register(orderPlugin, { storage })
   await app.ready()
+  t.same(await storage.readChangeClaim('change:restore', history.changed.updatedAt), { fingerprint: 'f', order: history.changed }, 'a change\'s claim came along with its answer')
+  t.same((await storage.list({ balance: 'owed', order: 'asc', limit: 10 })).map(order => order.id), [history.changed.id], 'and the balance signs')
   const received: Record<string, string[]> = { erp: [], late: [] }
   for (const name of ['erp', 'late']) app.orders.subscribe(name, async event => { received[name]!.push(event.id) }, quick)
 
@@ -101,8 +112,8 @@ async function copyTables (source: PostgresClient, target: PostgresClient): Prom
         columns.map(column => row[column]))
     }
   }
-  await copy(TABLE, ['id', 'customer_id', 'status', 'created_at', 'version', 'document'], ['text', 'text', 'text', 'text', 'bigint', 'json'])
-  await copy(`${TABLE}_idempotency_keys`, ['key', 'fingerprint', 'order_id', 'expires_at'], ['text', 'json', 'text', 'text'])
+  await copy(TABLE, ['id', 'customer_id', 'status', 'created_at', 'version', 'document', 'balance_sign'], ['text', 'text', 'text', 'text', 'bigint', 'json', 'smallint'])
+  await copy(`${TABLE}_idempotency_keys`, ['key', 'fingerprint', 'order_id', 'expires_at', 'answer'], ['text', 'json', 'text', 'text', 'json'])
   await copy(`${TABLE}_events`, ['id', 'aggregatetype', 'aggregateid', 'type', 'payload', 'at', 'tx', 'seq', 'epoch'],
     ['uuid', 'text', 'text', 'text', 'json', 'text', 'xid8', 'bigint', 'int'], 'OVERRIDING SYSTEM VALUE')
   await copy(`${TABLE}_subscriptions`, ['name', 'holder', 'lease_expires_at', 'held_at', 'tx', 'seq', 'last_event_id', 'start_snapshot', 'epoch'],
