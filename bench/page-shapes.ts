@@ -1,9 +1,11 @@
 // The page shapes the scale benchmarks time at each store size, and how one is timed: every filter of sections 3 and 15, over
 // the spread both fills make (order i made at 2020-01-01 + i s; the 30 oldest shipped, the next 30 the
-// outlet store's; stores eu, us and none in turn; 500 customers; a reference per 1,000 orders).
+// outlet store's; stores eu, us and none in turn; 500 customers; a reference per 1,000 orders; one order in
+// five settled, in runs of seven, orders 61 to 90 owed, the rest due), and the balance pages of section 17.
 import { createHash } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import type { ListOrdersFilter, OrderScope } from '../lib/index.js'
+import type { OrderStorage, StorageListQuery } from '../lib/storage/order-storage.js'
 import { median } from './report.js'
 
 /** The id both fills give order `i`. */
@@ -50,6 +52,39 @@ export async function pageTime (app: FastifyInstance, filter: ListOrdersFilter, 
   for (let page = 0; page < pages; page++) {
     const start = process.hrtime.bigint()
     await app.orders.list({ filter, limit: 20 }, { scope })
+    times.push(Number(process.hrtime.bigint() - start) / 1e6)
+  }
+  return median(times)
+}
+
+/**
+ * A balance page's query (section 17), timed on the storage itself: what the filter costs the database,
+ * whatever the rules around it do.
+ */
+export type BalanceShape = [name: string, query: Omit<StorageListQuery, 'order' | 'limit'>]
+
+/** Every balance shape: alone and with each filter it combines with (statuses, customer, store). */
+export const balanceShapes: BalanceShape[] = [
+  ['balance: due', { balance: 'due' }],
+  ['balance: owed (30 old orders)', { balance: 'owed' }],
+  ['balance: settled + status', { balance: 'settled', statuses: ['paid'] }],
+  ['balance: owed + status', { balance: 'owed', statuses: ['pending', 'cancelled'] }],
+  ['balance + customer', { balance: 'due', customerId: 'cus_7' }],
+  ['balance + customer + status', { balance: 'settled', customerId: 'cus_7', statuses: ['pending'] }],
+  ['balance + store', { balance: 'settled', store: 'eu' }],
+  ['balance + store + status', { balance: 'due', store: 'eu', statuses: ['paid'] }],
+  ['balance + store + customer', { balance: 'due', store: 'us', customerId: 'cus_7' }],
+  ['balance + store + customer + status', { balance: 'due', store: 'us', customerId: 'cus_7', statuses: ['pending'] }]
+]
+
+/** Median time of one balance page (limit 21, as the rules ask for 20, newest first) on `storage`, in ms, over `pages` pages after a warm-up of 10. */
+export async function storagePageTime (storage: Pick<OrderStorage, 'list'>, query: BalanceShape[1], pages: number): Promise<number> {
+  const page = { ...query, order: 'desc' as const, limit: 21 }
+  for (let warm = 0; warm < 10; warm++) await storage.list(page)
+  const times: number[] = []
+  for (let i = 0; i < pages; i++) {
+    const start = process.hrtime.bigint()
+    await storage.list(page)
     times.push(Number(process.hrtime.bigint() - start) / 1e6)
   }
   return median(times)

@@ -6,7 +6,7 @@ import Fastify from 'fastify'
 import type { RowDataPacket } from 'mysql2/promise'
 import type { ListOrdersFilter, OrderScope } from '../lib/index.js'
 import { dropTablesOf, openPool } from './mysql.js'
-import { idOf, pageShapes, pageTime } from './page-shapes.js'
+import { balanceShapes, idOf, pageShapes, pageTime, storagePageTime, type BalanceShape } from './page-shapes.js'
 import { formatCount, printTable } from './report.js'
 import { libraryDir, loadPlugin } from './storages.js'
 
@@ -23,20 +23,21 @@ const { mysqlStorage } = await import(new URL('storage/mysql/mysql-storage.js', 
 const { pool, close } = await openPool({ connectionLimit: 1 })
 await dropTablesOf(pool, TABLE)
 const app = Fastify()
-await app.register(orderPlugin, { storage: mysqlStorage({ client: pool, table: TABLE }) })
+const storage = mysqlStorage({ client: pool, table: TABLE })
+await app.register(orderPlugin, { storage })
 await app.ready()
 
 const digits = '(SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)'
 // Orders base + 1 to base + BATCH, made by the server (no rows sent): the columns mysqlStorage writes,
 // and the document it stores (without the number, which its column holds). SQL both MariaDB and MySQL 8 take.
-const fillBatch = `INSERT INTO \`${TABLE}\` (id, customer_id, status, store, reference, created_at, version, document)
-  SELECT o.id, o.customer_id, o.status, COALESCE(o.store, ''), o.reference, o.created_at, 1,
+const fillBatch = `INSERT INTO \`${TABLE}\` (id, customer_id, status, store, reference, created_at, version, balance_sign, document)
+  SELECT o.id, o.customer_id, o.status, COALESCE(o.store, ''), o.reference, o.created_at, 1, SIGN(o.balance),
     IF(o.store IS NULL, o.document, JSON_INSERT(o.document, '$.store', o.store))
   FROM (
-    SELECT n.id, n.customer_id, n.status, n.store, n.reference, n.created_at, JSON_OBJECT(
+    SELECT n.id, n.customer_id, n.status, n.store, n.reference, n.created_at, n.balance, JSON_OBJECT(
       'id', n.id, 'reference', n.reference, 'customerId', n.customer_id, 'status', n.status, 'currency', 'EUR',
       'items', JSON_ARRAY(JSON_OBJECT('sku', 'A-1', 'quantity', 2, 'unitPrice', 1250)), 'total', 2500,
-      'metadata', JSON_OBJECT(), 'version', 1,
+      'paid', 2500 - n.balance, 'balance', n.balance, 'metadata', JSON_OBJECT(), 'version', 1,
       'statusHistory', JSON_ARRAY(JSON_OBJECT('status', n.status, 'at', n.created_at)),
       'createdAt', n.created_at, 'updatedAt', n.created_at) AS document
     FROM (
@@ -44,6 +45,7 @@ const fillBatch = `INSERT INTO \`${TABLE}\` (id, customer_id, status, store, ref
         CASE WHEN i <= 30 THEN 'shipped' ELSE ELT(1 + i % 3, 'pending', 'paid', 'cancelled') END AS status,
         CASE WHEN i BETWEEN 31 AND 60 THEN 'outlet' ELSE ELT(1 + i % 3, 'eu', 'us', NULL) END AS store,
         CONCAT('ref_', i DIV 1000) AS reference,
+        CASE WHEN i BETWEEN 61 AND 90 THEN -500 WHEN (i DIV 7) % 5 = 0 THEN 0 ELSE 2500 END AS balance,
         DATE_FORMAT(TIMESTAMP('2020-01-01 00:00:00') + INTERVAL i SECOND, '%Y-%m-%dT%H:%i:%s.000Z') AS created_at
       FROM (SELECT ? + a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 1 AS i FROM ${digits} a, ${digits} b, ${digits} c, ${digits} e) AS numbers
     ) AS n
@@ -72,6 +74,13 @@ async function pageRows (filter: ListOrdersFilter, scope: OrderScope | undefined
   return await rowsRead() - before
 }
 
+/** The rows read for one balance page, on the storage. */
+async function storagePageRows (query: BalanceShape[1]): Promise<number> {
+  const before = await rowsRead()
+  await storage.list({ ...query, order: 'desc', limit: 21 })
+  return await rowsRead() - before
+}
+
 const costs = new Map<string, number>()
 const reads = new Map<string, number>()
 const fills: string[] = []
@@ -86,6 +95,10 @@ for (const size of sizes) {
     costs.set(`${name} ${size}`, await pageTime(app, filter, scope, PAGES))
     reads.set(`${name} ${size}`, await pageRows(filter, scope))
   }
+  for (const [name, query] of balanceShapes) {
+    costs.set(`${name} ${size}`, await storagePageTime(storage, query, PAGES))
+    reads.set(`${name} ${size}`, await storagePageRows(query))
+  }
 }
 await app.close()
 await dropTablesOf(pool, TABLE)
@@ -93,7 +106,9 @@ await close()
 
 const [small, large] = [sizes[0]!, sizes.at(-1)!]
 console.log(`Page cost on MySQL (limit 20, newest first, app.orders.list, median ms of ${PAGES} pages) at ${sizes.map(formatCount).join(', ')} orders, the 30 oldest shipped, the next 30 the outlet store's (fills: ${fills.join(', ')}):`)
-printTable(['filter', ...sizes.map(size => `rows read at ${formatCount(size)}`), ...sizes.map(size => `ms at ${formatCount(size)}`), `ms ratio ${formatCount(large)} / ${formatCount(small)}`], shapes.map(([name]) => {
+// Balance pages are timed on the storage: their label says so.
+const rows = [...shapes.map(([name]) => [name, name]), ...balanceShapes.map(([name]) => [name, `${name} (storage.list)`])]
+printTable(['filter', ...sizes.map(size => `rows read at ${formatCount(size)}`), ...sizes.map(size => `ms at ${formatCount(size)}`), `ms ratio ${formatCount(large)} / ${formatCount(small)}`], rows.map(([name, label]) => {
   const times = sizes.map(size => costs.get(`${name} ${size}`)!)
-  return [name, ...sizes.map(size => formatCount(reads.get(`${name} ${size}`)!)), ...times.map(time => time.toFixed(2)), (times.at(-1)! / times[0]!).toFixed(2)]
+  return [label!, ...sizes.map(size => formatCount(reads.get(`${name} ${size}`)!)), ...times.map(time => time.toFixed(2)), (times.at(-1)! / times[0]!).toFixed(2)]
 }))
