@@ -376,6 +376,7 @@ const parts = {
   webhooks: () => runScript('webhooks.ts', { storages: true }),
   'upgrade-steps': () => runScript('upgrade-steps.ts'),
   guards: () => runScript('guards.ts', { storages: true }),
+  'change-storage': () => runScript('change-storage.ts', { storages: true }),
   telemetry: () => runScript('telemetry.ts', { storages: true })
 }
 // The soak is a check, not a figure, and kills connections on the server, and scale-pg and scale-mysql
