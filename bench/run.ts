@@ -1,5 +1,5 @@
 // `npm run bench`: req/s of the plugin against the same job hand-written on bare Fastify, the cost of
-// custom fields on createOrder, page cost by store size, the event feed.
+// custom fields on createOrder, of guards and of changes after placement, page cost by store size, the event feed.
 import { execFileSync, fork, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
@@ -377,11 +377,12 @@ const parts = {
   'upgrade-steps': () => runScript('upgrade-steps.ts'),
   guards: () => runScript('guards.ts', { storages: true }),
   'change-storage': () => runScript('change-storage.ts', { storages: true }),
+  changes: () => runScript('changes.ts', { storages: true }),
   telemetry: () => runScript('telemetry.ts', { storages: true })
 }
 // The soak is a check, not a figure, and kills connections on the server, and scale-pg and scale-mysql
 // fill a million orders: they run only when asked for.
-const chosen = flags.only === undefined ? ['http', 'custom-fields', 'guards', 'store', 'feed', 'webhooks', 'telemetry'] : [flags.only]
+const chosen = flags.only === undefined ? ['http', 'custom-fields', 'guards', 'changes', 'store', 'feed', 'webhooks', 'telemetry'] : [flags.only]
 for (const [index, part] of chosen.entries()) {
   if (!Object.hasOwn(parts, part)) throw new Error(`unknown part ${part}; use ${Object.keys(parts).join(', ')}`)
   if (index > 0) console.log()

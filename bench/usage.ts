@@ -30,10 +30,12 @@ export const USAGE = `Usage: npm run bench -- [options]
                      routes without @opentelemetry/api, with it and no SDK, with an SDK that
                      drops what it exports, and with that SDK in use while the plugin reports
                      nothing; memory and each --storage) or guards (updateOrderStatus with one
-                     guard against none, memory and each --storage) or change-storage (the storage's
-                     replace of a change of two actions with its claim against a move's, each
-                     --storage); default all but soak, scale-pg, scale-mysql, upgrade-steps and
-                     change-storage
+                     guard against none, memory and each --storage), changes (a changeOrder of two
+                     actions against updateOrderStatus, and createOrder, getOrderList and
+                     updateOrderStatus with changes on against off; memory and each --storage) or
+                     change-storage (the storage's replace of a change of two actions with its claim
+                     against a move's, each --storage); default all but soak, scale-pg, scale-mysql,
+                     upgrade-steps and change-storage
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders, smaller feeds
   --source           load the plugin from lib/ through tsx instead of building dist/ first
   --profile          run the HTTP servers under --cpu-prof and print their top self-time frames

@@ -1,4 +1,4 @@
-// Example server: the order routes with Swagger UI at /docs (and at /, which leads there). Run it with `npm start`.
+// Example server: the order routes, changeOrder included, with Swagger UI at /docs (and at /, which leads there). Run it with `npm start`.
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -73,7 +73,8 @@ export async function buildServer (options: FastifyServerOptions = { logger: exa
 
   const { storage, close } = exampleStorage ?? await createExampleStorage(env, app.log)
   app.addHook('onClose', close)
-  await app.register(orderPlugin, { storage, workflow: { ...defaultWorkflow, guards } })
+  // Changes after placement with their route, POST /order/changeOrder: edits, returns, payments and refunds.
+  await app.register(orderPlugin, { storage, workflow: { ...defaultWorkflow, guards }, changes: { route: true } })
   return app
 }
 

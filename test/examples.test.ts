@@ -20,7 +20,7 @@ t.test('the example server serves Swagger UI at /docs and the OpenAPI document b
   t.equal(page.statusCode, 200)
   t.match(page.headers['content-type'], /text\/html/)
   const spec = (await app.inject('/docs/json')).json()
-  t.same(Object.keys(spec.paths).sort(), ['/order/createOrder', '/order/getOrderList', '/order/updateOrderStatus'])
+  t.same(Object.keys(spec.paths).sort(), ['/order/changeOrder', '/order/createOrder', '/order/getOrderList', '/order/updateOrderStatus'])
   t.ok(spec.components.schemas.Order, 'the Order component keeps its name')
 })
 
@@ -106,6 +106,27 @@ t.test('the example server creates, moves and lists orders', async t => {
   t.match(paid.json(), { id, status: 'paid', version: 2 })
   const page = await app.inject({ method: 'POST', url: '/order/getOrderList' })
   t.match(page.json(), { items: [{ id, status: 'paid' }], nextCursor: null })
+})
+
+t.test('the example server changes a placed order: a payment recorded, its retried notice skipped, a line cancelled and refunded', async t => {
+  const app = await buildServer({ logger: false }, exampleMemoryStorage())
+  t.teardown(() => app.close())
+  const change = async (body: object) => {
+    const response = await app.inject({ method: 'POST', url: '/order/changeOrder', payload: body })
+    return { status: response.statusCode, body: response.json() }
+  }
+  const { id } = await app.orders.create(orderBody())
+  const payment = { id, actions: [{ type: 'recordPayment', amount: 2500, reference: 'pi_3Q0' }] }
+  t.match(await change(payment), { status: 200, body: { id, version: 2, total: 2500, paid: 2500, balance: 0 } })
+  t.match(await change(payment), { status: 200, body: { version: 2, payments: [{ kind: 'payment', amount: 2500, reference: 'pi_3Q0' }] } },
+    'the same notice again is skipped')
+  const cancelled = await change({ id, expectedVersion: 2, actions: [{ type: 'cancelItem', index: 0, quantity: 1 }] })
+  t.match(cancelled, { status: 200, body: { version: 3, items: [{ quantity: 2, cancelled: 1 }], total: 1250, balance: -1250 } })
+  t.match(await change({ id, actions: [{ type: 'recordRefund', amount: 3000, reference: 're_1' }] }),
+    { status: 409, body: { code: 'ORDER_CHANGE_REFUSED' } }, 'no refund above what was paid')
+  t.match(await change({ id, actions: [{ type: 'recordRefund', amount: 1250, reference: 're_1' }] }), { status: 200, body: { version: 4, paid: 1250, balance: 0 } })
+  const [stored] = (await app.orders.list({ filter: { ids: [id] } })).items
+  t.match(stored, { version: 4, total: 1250, paid: 1250, balance: 0, changes: [{ version: 2 }, { version: 3 }, { version: 4 }] }, 'as stored')
 })
 
 t.test('the example server ships an order only once its payment is recorded with a reason', async t => {

@@ -135,16 +135,20 @@ async function replayCurls (t: Test, blocks: Array<{ lang: string, code: string 
 
 t.test('every curl call of the README and the guides answers what they show', async t => {
   t.ok((await replayCurls(t, blocksOf(documents.get('docs/http.md')!)))[0]!.length >= 8, 'the HTTP guide walks through every case')
+  t.equal((await replayCurls(t, blocksOf(documents.get('docs/changes.md')!)))[0]!.length, 11,
+    'the changes guide walks through an edit, a payment sent twice, a return, its refund and the balance filter')
 })
 
 t.test('the README\'s walk-through works as shown, and pasted a second time into the same shell it works again', async t => {
-  type Order = { id: string, status: string, version: number }
-  const runs = await replayCurls(t, blocksOf(readme), 2) as Array<[Order, Order, { items: Order[] }]>
-  t.equal(runs[0]!.length, 3, 'the README shows each route once')
-  const [[first], [created, paid, page]] = runs as [[Order], [Order, Order, { items: Order[] }]]
+  type Order = { id: string, status: string, version: number, balance: number }
+  type Run = [Order, Order, { items: Order[] }, Order]
+  const runs = await replayCurls(t, blocksOf(readme), 2) as Run[]
+  t.equal(runs[0]!.length, 4, 'the README shows each route once')
+  const [[first], [created, paid, page, settled]] = runs as [Run, Run]
   t.not(created.id, first.id, 'the second run makes an order of its own')
   t.match(paid, { id: created.id, status: 'paid', version: 2 }, 'and moves it')
   t.same(page.items.map(order => order.id), [created.id, first.id], 'the list shows both, newest first')
+  t.match(settled, { id: created.id, version: 3, balance: 0 }, 'and records its payment')
 })
 
 t.test('every link between the README and the guides leads to a file, and the README links every guide', async t => {

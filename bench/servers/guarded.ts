@@ -3,7 +3,7 @@
 // creates n pending orders and answers their ids: each request of the benchmark moves a fresh one to paid.
 import Fastify from 'fastify'
 import { loadPlugin, openStorage, type StorageName } from '../storages.js'
-import { serve } from './serve.js'
+import { seedOnRequest, serve } from './serve.js'
 
 const { orderPlugin, defaultWorkflow } = await loadPlugin()
 const { storage, close } = await openStorage((process.env.BENCH_STORAGE ?? 'memory') as StorageName, {
@@ -18,13 +18,4 @@ await app.register(orderPlugin, { storage, workflow: process.env.BENCH_GUARD ===
 await serve(app)
 
 const body = { customerId: 'cus_bench', currency: 'EUR', items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }], metadata: { channel: 'web' } }
-process.on('message', async (message: { seed?: number }) => {
-  if (message.seed === undefined) return
-  const ids: string[] = []
-  // 32 at a time: fast on every storage, and one create per statement on PostgreSQL.
-  for (let made = 0; made < message.seed; made += 32) {
-    const orders = await Promise.all(Array.from({ length: Math.min(32, message.seed - made) }, () => app.orders.create(body)))
-    ids.push(...orders.map(order => order.id))
-  }
-  process.send!({ ids })
-})
+seedOnRequest(app, () => body)

@@ -3,6 +3,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import type { FastifyInstance } from 'fastify'
+import type { CreateOrderInput } from '../../lib/index.js'
 
 export async function serve (app: FastifyInstance): Promise<void> {
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -21,4 +22,21 @@ export async function cpuTimeOf (child: ChildProcess): Promise<number> {
   child.send('cpu')
   const [{ cpu }] = await reply
   return cpu.user + cpu.system
+}
+
+/**
+ * Answers { seed: n } over IPC by creating n pending orders, `body(index)` each, and sending back their
+ * ids: benchmarks whose every request changes an order of its own (bench/seeded-servers.ts) take one each.
+ */
+export function seedOnRequest (app: FastifyInstance, body: (index: number) => CreateOrderInput): void {
+  process.on('message', async (message: { seed?: number }) => {
+    if (message.seed === undefined) return
+    const ids: string[] = []
+    // 32 at a time: fast on every storage, and one create per statement on PostgreSQL.
+    for (let made = 0; made < message.seed; made += 32) {
+      const orders = await Promise.all(Array.from({ length: Math.min(32, message.seed - made) }, (_, index) => app.orders.create(body(made + index))))
+      ids.push(...orders.map(order => order.id))
+    }
+    process.send!({ ids })
+  })
 }

@@ -38,7 +38,8 @@ export class WebhookDeliveryError extends Error {
   }
 }
 
-const TYPES: ReadonlyArray<OrderEvent['type']> = ['created', 'statusChanged']
+// `changed` comes only from a host with the changes option on (section 17); the others never see one.
+const TYPES: ReadonlyArray<OrderEvent['type']> = ['created', 'statusChanged', 'changed']
 // The headers the signature is made of: a static header may not replace them.
 const SIGNED_HEADERS = ['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature']
 // The Fetch standard's forbidden request headers, which fetch sets itself or refuses (Node's refuses

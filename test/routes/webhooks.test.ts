@@ -6,6 +6,8 @@ import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Webhook } from 'standardwebhooks'
 import t, { type Test } from 'tap'
+import { newEventId, type OrderChangedEvent } from '../../lib/feed/events.js'
+import { memoryStorage, type Order } from '../../lib/index.js'
 import { webhook, WebhookDeliveryError } from '../../lib/subscriptions/webhooks.js'
 import { buildApp, eventually, logLines, orderBody, waitForEvents } from '../helper.js'
 
@@ -162,6 +164,32 @@ t.test('types limits what is sent; the others are checkpointed without a request
   t.notOk(deliveries.some(delivery => delivery.body.includes(other.id)))
 })
 
+t.test('a change after placement is sent as order.changed, by default and when types asks for changes alone', async t => {
+  const every = await receiver(t)
+  const payments = await receiver(t)
+  const secret = secretOf()
+  // The changed event as a change stores it, through the storage's replace: on memory, which stores
+  // the event of the type it is given.
+  const storage = memoryStorage()
+  const app = await buildApp(t, { storage })
+  app.orders.subscribe('erp', webhook({ url: every.url, secret }), { from: 'start', pollInterval: 20 })
+  app.orders.subscribe('payments', webhook({ url: payments.url, secret, types: ['changed'] }), { from: 'start', pollInterval: 20 })
+  const order = await app.orders.create(orderBody())
+  const at = new Date(Date.parse(order.updatedAt) + 1000).toISOString()
+  const change = { version: 2, at, actions: [{ type: 'recordPayment', amount: 2500, reference: 'pi_3Q0' }], totalBefore: 2500, totalAfter: 2500 }
+  const after: Order = { ...order, version: 2, updatedAt: at }
+  const event: OrderChangedEvent = { id: newEventId(), type: 'changed', at, order: after, change }
+  t.ok(await storage.replace(after, 1, event), 'the change is stored')
+  await eventually('both subscriptions pass both events', () => app.orders.subscriptions().every(({ lastEventId }) => lastEventId === event.id))
+
+  t.same(every.deliveries.map(delivery => JSON.parse(delivery.body).type), ['order.created', 'order.changed'], 'every type by default')
+  t.equal(payments.deliveries.length, 1, 'with types: [\'changed\'], the created event is passed over without a request')
+  const [{ headers, body }] = payments.deliveries as [Delivery]
+  t.equal(headers['webhook-id'], event.id)
+  t.same(JSON.parse(body), { type: 'order.changed', timestamp: at, data: event }, 'data is the event, its change included')
+  t.same(new Webhook(secret).verify(body, headers as Record<string, string>), JSON.parse(body), 'signed like every other event')
+})
+
 t.test('bad options throw ORDER_INVALID_OPTIONS at the webhook() call, naming no secret', async t => {
   const secret = secretOf()
   const url = 'https://erp.example/hooks'
@@ -176,7 +204,7 @@ t.test('bad options throw ORDER_INVALID_OPTIONS at the webhook() call, naming no
     ['one bad secret of two', { url, secret: [secret, 'whsec_x'] }, /secret\[1\] must be "whsec_"/],
     ['no secret at all', { url, secret: [] }, /secret must be a secret or a non-empty array/],
     ['a timeout of 0', { url, secret, timeout: 0 }, /^fastify-order: webhook: timeout must be an integer from 1 to 2147483647 ms, got 0$/],
-    ['an unknown type', { url, secret, types: ['deleted'] }, /types must be an array of event types among "created", "statusChanged"/],
+    ['an unknown type', { url, secret, types: ['deleted'] }, /types must be an array of event types among "created", "statusChanged", "changed"$/],
     ['headers that are not an object', { url, secret, headers: 'x' }, /headers must be an object/],
     ['an unknown option', { url, secret, retries: 3 }, /unknown option "retries"; the options are url, secret, timeout, types, headers, addresses/],
     ['an unknown addresses', { url, secret, addresses: 'external' }, /addresses must be "any" or "public", got "external"/],
