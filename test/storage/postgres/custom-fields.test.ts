@@ -8,7 +8,7 @@ import { testDatabase } from '../../postgres-helper.js'
 
 const db = await testDatabase(t)
 
-t.test('custom fields are kept in the stored document, and the table gets no new column', async t => {
+t.test('custom fields are kept in the stored document, and the table gets no column for them', async t => {
   const table = db.freshTable()
   const app = Fastify()
   t.teardown(() => app.close())
@@ -23,5 +23,5 @@ t.test('custom fields are kept in the stored document, and the table gets no new
   t.same(document.items[0].customFields, { giftNote: 'Joyeux anniversaire 🎂' })
   const columns = await db.client.query(
     'SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position', [table])
-  t.same(columns.rows.map(row => row.column_name), ['id', 'customer_id', 'status', 'created_at', 'version', 'document', 'number', 'reference', 'store'])
+  t.same(columns.rows.map(row => row.column_name), ['id', 'customer_id', 'status', 'created_at', 'version', 'document', 'number', 'reference', 'store', 'balance_sign'])
 })
