@@ -3,6 +3,7 @@ import type { OrderEvent } from '../../feed/events.js'
 import type { Order } from '../../http/schemas.js'
 import type { ChangesCapability, OrdersCapability, StorageListQuery } from '../order-storage.js'
 import { memoryClaims } from './claims.js'
+import { comparePositions } from '../../orders/position.js'
 import { insert, mergePage, precedes, remove, swap } from './sorted.js'
 
 /**
@@ -73,9 +74,15 @@ function indexOf (query: StorageListQuery): number {
   return INDEXED.findIndex(fields => EQUALITY.every(field => fields.includes(field) === (query[field] !== undefined)))
 }
 
-/** The sorted indexes of pages, kept in step with every stored change. */
-function pageIndexes () {
+/**
+ * The sorted indexes of pages, kept in step with every stored change. Those by the balance's sign are
+ * built at the first page that asks for one (from `all`, every stored order) and kept from then on:
+ * a host with changes off never asks, and never pays for them.
+ */
+function pageIndexes (all: () => Iterable<Order>) {
   const byIndex = INDEXED.map(() => new Map<string, Order[]>())
+  let balanced = false
+  const kept = (fields: readonly EqualityFilter[]) => balanced || !fields.includes('balance')
   const runOf = (index: number, key: string): Order[] => {
     let orders = byIndex[index]!.get(key)
     if (orders === undefined) byIndex[index]!.set(key, orders = [])
@@ -92,6 +99,7 @@ function pageIndexes () {
     add (order: Order): void {
       statuses.add(order.status)
       INDEXED.forEach((fields, i) => {
+        if (!kept(fields)) return
         const key = runKey(order.status, fields, field => fieldOf(order, field))
         if (key !== undefined) insert(runOf(i, key), order)
       })
@@ -103,6 +111,7 @@ function pageIndexes () {
     replace (previous: Order, order: Order): void {
       statuses.add(order.status)
       INDEXED.forEach((fields, i) => {
+        if (!kept(fields)) return
         // Customer and store never change, so an order is in the same indexes at every version; its
         // status and balance move it between runs.
         const before = runKey(previous.status, fields, field => fieldOf(previous, field))
@@ -126,6 +135,17 @@ function pageIndexes () {
       }
       const index = indexOf(query)
       const fields = INDEXED[index]!
+      if (!kept(fields)) {
+        balanced = true
+        INDEXED.forEach((fields, i) => {
+          if (!fields.includes('balance')) return
+          for (const order of all()) {
+            const key = runKey(order.status, fields, field => fieldOf(order, field))
+            if (key !== undefined) runOf(i, key).push(order)
+          }
+          for (const run of byIndex[i]!.values()) run.sort(comparePositions)
+        })
+      }
       const runs = byIndex[index]!
       return mergePage([...query.statuses ?? statuses].map(status => runs.get(runKey(status, fields, field => query[field])!)), query)
     }
@@ -143,7 +163,7 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
   // which no store key is), the order that has it.
   const byCustomerReference = new Map<string, Map<string, Map<string, Order>>>()
   const storesOf = (reference: string, customerId: string) => byCustomerReference.get(reference)?.get(customerId)
-  const indexes = pageIndexes()
+  const indexes = pageIndexes(() => byId.values())
   const claims = memoryClaims()
   let lastNumber = 0
 
