@@ -20,6 +20,8 @@ export const codes = {
   ORDER_INVALID_TRANSITION: createError('ORDER_INVALID_TRANSITION', 'Cannot move an order from "%s" to "%s": %s', 409),
   /** A guard of the workflow refused the move for this order: the message is the guard's, meant for the caller. */
   ORDER_TRANSITION_REFUSED: createError('ORDER_TRANSITION_REFUSED', '%s', 409),
+  /** An action of a change the order as stored does not allow, or the change guard refused: the message names the action's position and the limit, or is the guard's. */
+  ORDER_CHANGE_REFUSED: createError('ORDER_CHANGE_REFUSED', '%s', 409),
   ORDER_VERSION_CONFLICT: createError('ORDER_VERSION_CONFLICT', 'Order "%s" is not at version %s', 409),
   ORDER_IDEMPOTENCY_IN_PROGRESS: createError('ORDER_IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still in progress; retry later', 409),
   /** createOrder with a `reference` the customer already has on another order: nothing was created. The message names no reference, so the log line of the 409 carries none. */

@@ -10,7 +10,7 @@ import { loadTelemetry } from './telemetry/telemetry.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The order module without HTTP: create, list, updateStatus and events. */
+    /** The order module without HTTP: create, list, updateStatus, change and events. */
     orders: OrderService
   }
 }
@@ -26,7 +26,7 @@ async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions):
 
   // Typed with the custom fields the host declared in OrderCustomFields: the options' type ties them to
   // the schemas it gave, a link the compiler cannot follow from here.
-  const schemas = buildOrderSchemas({ statuses: workflow.statuses, maxItems, maxPageSize, customFields }) as unknown as OrderSchemas
+  const schemas = buildOrderSchemas({ statuses: workflow.statuses, maxItems, maxPageSize, customFields, changes: config.changes !== undefined }) as unknown as OrderSchemas
   // Spans and metrics through the host's OpenTelemetry setup, when @opentelemetry/api is installed.
   const telemetry = await loadTelemetry()
   const service = createOrderService({ ...config, schemas, log: app.log, telemetry })
@@ -41,6 +41,7 @@ async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions):
     prefix: config.prefix,
     rules: service.rules,
     workflow,
+    changes: config.changes,
     validatorOf: service.validatorOf,
     telemetry,
     schemas,
@@ -60,12 +61,14 @@ export { workflowDiagram } from './orders/workflow-diagram.js'
 export type { GuardDecision, StatusOf, TransitionGuard, TransitionMove, WorkflowGuards } from './orders/guards.js'
 export {
   buildOrderSchemas, schemas, OrderSchema, OrderErrorSchema, OrderItemSchema, CreateOrderBodySchema,
-  ListOrdersBodySchema, OrderPageSchema, UpdateOrderStatusBodySchema
+  ListOrdersBodySchema, OrderPageSchema, UpdateOrderStatusBodySchema, ChangeOrderBodySchema, ChangeActionSchema, OrderChangeSchema, PaymentSchema
 } from './http/schemas.js'
 export type {
   Order, OrderItem, StatusChange, CreateOrderInput, ListOrdersQuery, ListOrdersFilter, OrderPage,
-  UpdateOrderStatusInput, OrderErrorBody, OrderSchemas, ListEventsQuery, NewOrder, DeadLettersQuery, RedeliverQuery
+  UpdateOrderStatusInput, OrderErrorBody, OrderSchemas, ListEventsQuery, NewOrder, DeadLettersQuery, RedeliverQuery,
+  OrderWithChanges, ChangeAction, ChangeOrderInput, OrderPayment, OrderChange
 } from './http/schemas.js'
+export type { ChangeGuard, ChangesOptions, OrderChangeProposal } from './orders/change-options.js'
 export type { OrderCustomFields, CustomFieldsPatch } from './custom-fields/types.js'
 export type { OrderPluginOptions } from './options.js'
 export type { Authorize, OrderHooks, OrderOperation } from './http/routes.js'
@@ -73,9 +76,9 @@ export type { MysqlTransactionConnection, OrderService, TransactionClient } from
 export type { OrderCallOptions } from './orders/rules.js'
 export type { OrderScope } from './orders/scope.js'
 export type { OrderListeners, OrderMove } from './feed/listeners.js'
-export type { OrderEvent, EventPage } from './feed/events.js'
+export type { OrderEvent, OrderChangedEvent, OrderChangeRecord, OrderReplacedEvent, EventPage } from './feed/events.js'
 export type { FeedHealth } from './feed/feed-stall.js'
 export type {
   OrderEventContext, OrderEventHandler, SubscribeOptions, SubscriptionStatus, SubscriptionLag, RetryPolicy, DeadLetter, DeadLetterPage
 } from './subscriptions/subscriptions.js'
-export type { OrderStorage, JoinedStorage, CreateResult, IdempotencyClaim, StorageListQuery } from './storage/order-storage.js'
+export type { OrderStorage, JoinedStorage, CreateResult, IdempotencyClaim, StorageListQuery, ChangesCapability } from './storage/order-storage.js'

@@ -35,6 +35,14 @@ export const order = Object.freeze({
   customFieldDepth: 32
 })
 
+/** Changes after placement (the `changes` option). */
+export const change = Object.freeze({
+  /** Actions of one change. */
+  maxActions: 50,
+  /** Characters of a payment's or refund's reference at its provider. */
+  paymentReferenceLength: 255
+})
+
 /** getOrderList and the event feed. */
 export const page = Object.freeze({
   /** `limit` when a query gives none (or `maxPageSize`, when smaller). */

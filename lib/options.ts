@@ -6,7 +6,8 @@ import { plugin as limits } from './limits.js'
 import { optionChecker } from './option-checks.js'
 import type { Authorize, OrderHooks } from './http/routes.js'
 import { memoryStorage } from './storage/memory/memory-storage.js'
-import { storageProblem, type OrderStorage } from './storage/order-storage.js'
+import { hasCapability, storageMethods, storageProblem, type OrderStorage } from './storage/order-storage.js'
+import { checkChanges, type ChangesConfig, type ChangesOptions } from './orders/change-options.js'
 import { storageMistake } from './storage/storage-mistakes.js'
 import { compileWorkflow, defaultWorkflow, type CompiledWorkflow, type Workflow } from './orders/workflow.js'
 
@@ -42,6 +43,11 @@ export interface OrderPluginOptions {
    * Default: 60 000.
    */
   feedStallWarning?: number
+  /**
+   * Changes after placement: `app.orders.change`, the order's ledger (`paid`, `balance`, `payments`,
+   * `changes`) and `filter.balance`; `{ route: true }` also serves `POST /order/changeOrder`. Default: off.
+   */
+  changes?: boolean | ChangesOptions
 }
 
 export interface OrderPluginConfig {
@@ -57,11 +63,13 @@ export interface OrderPluginConfig {
   eventRetention: number
   customFields: CustomFieldSchemas | undefined
   feedStallWarning: number
+  /** Undefined while changes are off. */
+  changes: ChangesConfig | undefined
 }
 
 // Options Fastify itself reads from the register call may sit beside ours.
 const FASTIFY_OPTIONS = ['logLevel', 'logSerializers']
-const OPTIONS = ['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention', 'customFields', 'feedStallWarning']
+const OPTIONS = ['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention', 'customFields', 'feedStallWarning', 'changes']
 const check = optionChecker('', codes.ORDER_INVALID_OPTIONS)
 const duration = (fallback: number) => ({ fallback, max: limits.maxDuration, unit: ' ms (100 years)' })
 
@@ -90,18 +98,25 @@ export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConf
   if (prefix !== undefined && (typeof prefix !== 'string' || !prefix.startsWith('/'))) {
     throw check.invalid(`prefix must be a path starting with "/", like "/api", got ${JSON.stringify(prefix)}`)
   }
+  const workflow = compileWorkflow(options.workflow ?? defaultWorkflow)
+  const maxItems = check.integer(record, 'maxItems', { fallback: limits.defaultMaxItems, max: limits.maxCount })
+  const changes = checkChanges(options.changes, workflow, maxItems, check)
+  if (changes !== undefined && !hasCapability(storage, 'changes')) {
+    throw check.invalid(`changes need a storage with ${storageMethods.changes.join(', ')}; this storage has none`)
+  }
   return {
     storage,
     prefix,
-    workflow: compileWorkflow(options.workflow ?? defaultWorkflow),
+    workflow,
     maxPageSize: check.integer(record, 'maxPageSize', { fallback: limits.defaultMaxPageSize, max: limits.maxCount }),
-    maxItems: check.integer(record, 'maxItems', { fallback: limits.defaultMaxItems, max: limits.maxCount }),
+    maxItems,
     idempotencyTtl: check.integer(record, 'idempotencyTtl', duration(limits.defaultIdempotencyTtl)),
     bodyLimit: check.integer(record, 'bodyLimit', { fallback: limits.defaultBodyLimit, max: limits.maxBodyLimit, unit: ' bytes' }),
     authorize: check.func<Authorize>(record, 'authorize', '(request, operation) => scope | boolean'),
     hooks: checkHooks(options.hooks),
     eventRetention: check.integer(record, 'eventRetention', duration(limits.defaultEventRetention)),
     customFields: checkCustomFields(options.customFields),
-    feedStallWarning: check.integer(record, 'feedStallWarning', { ...duration(limits.defaultFeedStallWarning), min: 0 })
+    feedStallWarning: check.integer(record, 'feedStallWarning', { ...duration(limits.defaultFeedStallWarning), min: 0 }),
+    changes
   }
 }

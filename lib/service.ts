@@ -14,10 +14,11 @@ import { createRetention } from './feed/retention.js'
 import { orderRules, type OrderCallOptions, type OrderRules } from './orders/rules.js'
 import { page, subscription } from './limits.js'
 import type {
-  CreateOrderInput, DeadLettersQuery, ListEventsQuery, ListOrdersQuery, Order, OrderPage, OrderSchemas, RedeliverQuery, UpdateOrderStatusInput
+  ChangeOrderInput, CreateOrderInput, DeadLettersQuery, ListEventsQuery, ListOrdersQuery, Order, OrderPage, OrderSchemas, OrderWithChanges, RedeliverQuery, UpdateOrderStatusInput
 } from './http/schemas.js'
+import type { ChangesConfig } from './orders/change-options.js'
 import { checkScope } from './orders/scope.js'
-import { hasCapability, storageMethods, type JoinedStorage, type OrderStorage } from './storage/order-storage.js'
+import { hasCapability, storageMethods, type ChangesCapability, type JoinedStorage, type OrderStorage } from './storage/order-storage.js'
 import { unavailableOnFailure } from './storage/unavailable.js'
 import { createSubscriptions, type DeadLetterPage, type OrderEventHandler, type SubscribeOptions, type Subscriptions, type SubscriptionStatus } from './subscriptions/subscriptions.js'
 import { assertValid, compileStrict, forCaller, type Validate } from './http/validation.js'
@@ -42,13 +43,20 @@ export interface OrderService {
   list: (query?: ListOrdersQuery, options?: OrderCallOptions) => Promise<OrderPage>
   updateStatus: (input: UpdateOrderStatusInput, options?: OrderCallOptions) => Promise<Order>
   /**
+   * With the `changes` option on: applies the actions to the order, all or none, or with `preview`
+   * answers the order as they would leave it and stores nothing; with an `idempotencyKey`, a retry
+   * with the same input returns the order as the first call left it. ORDER_INVALID_OPTIONS while
+   * changes are off.
+   */
+  change: (input: ChangeOrderInput, options?: OrderCallOptions) => Promise<OrderWithChanges>
+  /**
    * The same calls, run on `client` inside a transaction the host opened on it (a `pg` client from
    * `pool.connect()`, a PGlite transaction, or a `mysql2` connection from `pool.getConnection()` after
    * `beginTransaction()`): the order, its event and the host's writes commit or
    * roll back together. Listeners of these changes run once the plugin sees the transaction commit,
    * never if it rolls back. ORDER_INVALID_OPTIONS where the storage cannot join a transaction.
    */
-  withTransaction: (client: TransactionClient | MysqlTransactionConnection) => Pick<OrderService, 'create' | 'list' | 'updateStatus'>
+  withTransaction: (client: TransactionClient | MysqlTransactionConnection) => Pick<OrderService, 'create' | 'list' | 'updateStatus' | 'change'>
   on: <E extends keyof OrderListeners>(event: E, listener: OrderListeners[E]) => OrderService
   /** A page of the durable event feed, in feed order. */
   listEvents: (query?: ListEventsQuery) => Promise<EventPage>
@@ -79,6 +87,7 @@ export interface OrderServiceConfig {
   /** Milliseconds a transaction may hold the feed back before a warning; 0: never. */
   feedStallWarning: number
   telemetry: Telemetry
+  changes: ChangesConfig | undefined
 }
 
 /**
@@ -98,7 +107,7 @@ function strictValidators (schemas: OrderSchemas, customFields: CustomFieldSchem
   }
 }
 
-type OrderCalls = Pick<OrderService, 'create' | 'list' | 'updateStatus'>
+type OrderCalls = Pick<OrderService, 'create' | 'list' | 'updateStatus' | 'change'>
 
 // The rules word their validation errors for a route's body; app.orders has none and names the argument.
 const asInput = (err: unknown): never => { throw forCaller(err, 'input') }
@@ -118,16 +127,18 @@ interface CallsConfig {
   fields: CustomFieldRules
   freeze: Freezer
   telemetry: Telemetry
+  changesOn: boolean
 }
 
 /**
  * The calls over `rules`, checking input like the routes do, copying what is stored and freezing what
  * is handed out; each a span of its own, validation included.
  */
-function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, telemetry }: CallsConfig): OrderCalls {
+function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, telemetry, changesOn }: CallsConfig): OrderCalls {
   const validateCreate = validatorOf(schemas.CreateOrderBody)
   const validateList = validatorOf(schemas.ListOrdersBody)
   const validateUpdate = validatorOf(schemas.UpdateOrderStatusBody)
+  const validateChange = validatorOf(schemas.ChangeOrderBody)
   return {
     create: (input, options) => telemetry.span('order.create', async span => {
       assertValid<CreateOrderInput>(validateCreate, input, 'input')
@@ -149,6 +160,15 @@ function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, tel
       assertValid<UpdateOrderStatusInput>(validateUpdate, input, 'input')
       const scope = checkScope(options?.scope, 'the scope option of app.orders.updateStatus')
       return freeze.order(await rules.updateStatus(fields.own({ ...input }), { scope, found: order => { span.setOrderId(order.id) } }).catch(asInput))
+    }),
+    change: (input, options) => telemetry.span('order.change', async span => {
+      if (!changesOn) throw new codes.ORDER_INVALID_OPTIONS('app.orders.change needs the changes option: register the plugin with changes: true')
+      assertValid<ChangeOrderInput>(validateChange, input, 'input')
+      const scope = checkScope(options?.scope, 'the scope option of app.orders.change')
+      // A copy: the applied actions are stored in the order's changes, and share nothing with the caller.
+      const own = { ...input, actions: input.actions.map(action => action.type === 'addItem' ? { ...action, item: { ...action.item } } : { ...action }) }
+      const { order } = await rules.change(own, { scope, idempotencyKey: options?.idempotencyKey, found: order => { span.setOrderId(order.id) } }).catch(asInput)
+      return freeze.order(order) as OrderWithChanges
     })
   }
 }
@@ -240,6 +260,8 @@ export function createOrderService (config: OrderServiceConfig) {
     if (event.type === 'created') {
       telemetry.created()
       if (listeners.has('created')) await listeners.emit('created', freeze.order(event.order))
+    } else if (event.type === 'changed') {
+      if (listeners.has('changed')) await listeners.emit('changed', freeze.event(event) as typeof event)
     } else {
       telemetry.statusChanged(event.from, event.order.status)
       if (listeners.has('statusChanged')) {
@@ -248,15 +270,26 @@ export function createOrderService (config: OrderServiceConfig) {
     }
   }
 
-  const rulesOf = (orders: Pick<OrderStorage, 'create' | 'get' | 'list' | 'replace'>, changed: (event: OrderEvent) => Promise<void> | void) =>
-    orderRules({ storage: unavailableOnFailure(orders, ['create', 'get', 'list', 'replace']), workflow, fields, freeze: freeze.order, maxPageSize, idempotencyTtl, changed })
+  const { changes } = config
+  const rulesOf = (orders: Pick<OrderStorage, 'create' | 'get' | 'list' | 'replace'> & Partial<ChangesCapability>, changed: (event: OrderEvent) => Promise<void> | void) =>
+    orderRules({
+      // readChangeClaim is there when changes are on: register checks the storage has it.
+      storage: unavailableOnFailure(orders as Pick<OrderStorage, 'create' | 'get' | 'list' | 'replace'> & ChangesCapability, changes === undefined ? ['create', 'get', 'list', 'replace'] : ['create', 'get', 'list', 'replace', 'readChangeClaim']),
+      workflow,
+      fields,
+      freeze: freeze.order,
+      maxPageSize,
+      idempotencyTtl,
+      changed,
+      changes
+    })
 
   // Outside a transaction the change is committed: the listeners run before the caller gets the order.
   const rules = rulesOf(storage, stored)
 
   const closing = new AbortController()
 
-  const calls = (rules: OrderRules) => callsOf(rules, { validatorOf, schemas, fields, freeze, telemetry })
+  const calls = (rules: OrderRules) => callsOf(rules, { validatorOf, schemas, fields, freeze, telemetry, changesOn: changes !== undefined })
 
   const orders: OrderService = {
     ...calls(rules),
@@ -265,11 +298,12 @@ export function createOrderService (config: OrderServiceConfig) {
         throw new codes.ORDER_INVALID_OPTIONS('app.orders.withTransaction needs a storage that can join the host\'s transaction: postgresStorage can, memoryStorage cannot; with this storage, call app.orders.create, list and updateStatus directly')
       }
       const joined = storage.joinTransaction(client)
-      const { create, list, updateStatus } = calls(rulesOf(joined, event => { afterCommit(joined, event, stored, closing.signal, log) }))
+      const { create, list, updateStatus, change } = calls(rulesOf(joined, event => { afterCommit(joined, event, stored, closing.signal, log) }))
       return {
         create: (input, options) => inTurn(client, () => create(input, options)),
         list: (query, options) => inTurn(client, () => list(query, options)),
-        updateStatus: (input, options) => inTurn(client, () => updateStatus(input, options))
+        updateStatus: (input, options) => inTurn(client, () => updateStatus(input, options)),
+        change: (input, options) => inTurn(client, () => change(input, options))
       }
     },
     on (event, listener) {

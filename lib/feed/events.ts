@@ -62,6 +62,11 @@ export function statusChangedEvent (order: Order, from: string): OrderStatusChan
   return { id: newEventId(), type: 'statusChanged', at: order.updatedAt, order, from }
 }
 
+/** The `changed` event of an applied change: the order after it, and `change`, its entry of `order.changes`. */
+export function changedEvent (order: Order, change: OrderChangeRecord): OrderChangedEvent {
+  return { id: newEventId(), type: 'changed', at: order.updatedAt, order, change }
+}
+
 /**
  * An event as JSON around its order's JSON, which the caller has already (the storage keeps it
  * beside the event): the one spelling of an event, keys in OrderEvent's order, for every storage that

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { codes } from '../errors.js'
 import { loggableFailure } from './describe-failure.js'
 import type { Order } from '../http/schemas.js'
+import type { OrderChangedEvent } from './events.js'
 
 /** What a `statusChanged` listener gets: the order after the move, and the statuses it moved between. */
 export interface OrderMove {
@@ -19,6 +20,8 @@ export interface OrderMove {
 export interface OrderListeners {
   created: (order: Order) => unknown
   statusChanged: (move: OrderMove) => unknown
+  /** With the `changes` option on: an applied change, as the feed's event (the order after it and `change`). */
+  changed: (event: OrderChangedEvent) => unknown
 }
 
 export interface Listeners {
@@ -35,11 +38,11 @@ function isThenable (value: unknown): value is PromiseLike<unknown> {
 }
 
 export function createListeners (log: FastifyBaseLogger): Listeners {
-  const listeners: { [E in keyof OrderListeners]: Array<OrderListeners[E]> } = { created: [], statusChanged: [] }
+  const listeners: { [E in keyof OrderListeners]: Array<OrderListeners[E]> } = { created: [], statusChanged: [], changed: [] }
   return {
     on (event, listener) {
       if (!Object.hasOwn(listeners, event)) {
-        throw new codes.ORDER_INVALID_LISTENER(`unknown event ${JSON.stringify(event)}; use "created" or "statusChanged"`)
+        throw new codes.ORDER_INVALID_LISTENER(`unknown event ${JSON.stringify(event)}; use "created", "statusChanged" or "changed"`)
       }
       if (typeof listener !== 'function') {
         throw new codes.ORDER_INVALID_LISTENER(`the "${event}" listener must be a function`)

@@ -1,4 +1,4 @@
-// The three POST routes: request → authorize → the order rules → reply, nothing else.
+// The POST routes (three, and changeOrder with changes: { route: true }): request → authorize → the order rules → reply, nothing else.
 import type {
   FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler, onErrorHookHandler, onRequestHookHandler,
   onResponseHookHandler, preHandlerHookHandler, preValidationHookHandler
@@ -15,10 +15,11 @@ import type { OrderSchemas } from './schemas.js'
 import { checkScope, type OrderScope } from '../orders/scope.js'
 import type { OperationSpanName, RouteSpan, Telemetry } from '../telemetry/telemetry.js'
 import { movesDescription } from '../orders/workflow-diagram.js'
-import type { CompiledWorkflow } from '../orders/workflow.js'
+import { listed, type CompiledWorkflow } from '../orders/workflow.js'
+import type { ChangesConfig } from '../orders/change-options.js'
 import type { Validate } from './validation.js'
 
-export type OrderOperation = 'getOrderList' | 'createOrder' | 'updateOrderStatus'
+export type OrderOperation = 'getOrderList' | 'createOrder' | 'updateOrderStatus' | 'changeOrder'
 
 /**
  * Decides whether a request may run an operation: `false` denies (403 ORDER_FORBIDDEN),
@@ -37,6 +38,8 @@ export interface OrderRoutesOptions {
   rules: OrderRules
   /** Its moves are documented on updateOrderStatus. */
   workflow: CompiledWorkflow
+  /** The `changes` option: with `route`, changeOrder is served. */
+  changes: ChangesConfig | undefined
   telemetry: Telemetry
   /** The strict validator of a schema, compiled once and shared with `app.orders`. */
   validatorOf: (schema: object) => Validate
@@ -54,6 +57,7 @@ interface DocumentedBodies {
   list: object
   create: object
   update: object
+  change: object
 }
 
 /** The `schema` option of each route. The shared schemas appear in OpenAPI once, as components. */
@@ -120,7 +124,29 @@ function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies, workfl
     }
   }
 
-  return { getOrderList, createOrder, updateOrderStatus }
+  const changeOrder = (changes: ChangesConfig) => ({
+    operationId: 'changeOrder',
+    tags,
+    summary: 'Change an order after placement',
+    description: 'Applies the actions in order, all or none: lines added, requantified, repriced, cancelled or returned, payments and refunds recorded. ' +
+      '`preview: true` answers the order as the change would leave it and stores nothing. Send an `Idempotency-Key` header to make retries safe.\n\n' +
+      `Line actions are allowed in ${listed(changes.lineEdits)}; returnItem in ${changes.returns.length === 0 ? 'no status' : listed(changes.returns)}; payments and refunds in every status.`,
+    headers: schemas.IdempotencyHeaders,
+    body: bodies.change as typeof schemas.ChangeOrderBody,
+    response: {
+      200: order('The order after the change (as it would be, for a preview; as it is, when every action was skipped), or as the first call with this Idempotency-Key left it (header idempotent-replayed: true)'),
+      400: error(`${invalid}; ORDER_INVALID_IDEMPOTENCY_KEY: the header is not ${IDEMPOTENCY_KEY_RULE}`),
+      403: forbidden,
+      404: error('ORDER_NOT_FOUND: no such order in the caller\'s scope'),
+      409: error('ORDER_CHANGE_REFUSED: an action the order as stored does not allow (the message names its position and the limit), or the change guard refused it (the message is the guard\'s); ORDER_VERSION_CONFLICT: `expectedVersion` is not the stored version; ORDER_IDEMPOTENCY_IN_PROGRESS: a request with the same Idempotency-Key is still running'),
+      413: tooLarge,
+      415: notJson,
+      422: error('ORDER_IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used with another body'),
+      503: unavailable
+    }
+  })
+
+  return { getOrderList, createOrder, updateOrderStatus, changeOrder }
 }
 
 /**
@@ -215,7 +241,7 @@ function scopeReader (authorize: Authorize | undefined, spanOf: (request: Fastif
 }
 
 export async function orderRoutes (fastify: FastifyInstance, options: OrderRoutesOptions): Promise<void> {
-  const { rules, schemas, bodyLimit, authorize, hooks, telemetry, workflow } = options
+  const { rules, schemas, bodyLimit, authorize, hooks, telemetry, workflow, changes } = options
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   app.addSchema(schemas.Order)
@@ -239,7 +265,8 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
   const route = routeSchemasOf(schemas, {
     list: openApiSchemaOf(schemas.ListOrdersBody),
     create: openApiSchemaOf(schemas.CreateOrderBody),
-    update: openApiSchemaOf(schemas.UpdateOrderStatusBody)
+    update: openApiSchemaOf(schemas.UpdateOrderStatusBody),
+    change: openApiSchemaOf(schemas.ChangeOrderBody)
   }, workflow)
   // The shared schemas the responses name by $ref: JSON Schema as TypeBox builds it.
   const serializerCompiler = serializersOf({ Order: schemas.Order, OrderError: schemas.OrderError } as Record<string, SerializedSchema>)
@@ -277,6 +304,16 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     // order.id only once the order is found: an id naming no order is a client's text.
     const found = (order: { id: string }) => { spanOf(request)?.setOrderId(order.id) }
     return scope === refused ? reply : inSpan(request, () => rules.updateStatus(request.body, { scope, found }))
+  })
+
+  if (changes?.route !== true) return
+  app.post('/order/changeOrder', { ...common, ...traced('order.change'), schema: route.changeOrder(changes), validatorCompiler: validatorOf(schemas.ChangeOrderBody) }, async (request, reply) => {
+    const scope = await scopeOf(request, reply, 'changeOrder')
+    if (scope === refused) return reply
+    const found = (order: { id: string }) => { spanOf(request)?.setOrderId(order.id) }
+    const result = await inSpan(request, () => rules.change(request.body, { scope, idempotencyKey: request.headers['idempotency-key'], found }))
+    if (result.replayed) reply.header('idempotent-replayed', 'true')
+    return result.order
   })
 }
 

@@ -1,17 +1,20 @@
 // TypeBox schemas of the order routes: one object each serves validation, serialization, types and OpenAPI.
 import { Type, type Static, type TOptional, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { customFieldForms } from '../custom-fields/forms.js'
+import { BalanceFilter, changeOrderBodyOf, ChangeActionSchema, Ledger, LineCounters, OrderChangeSchema, PaymentSchema } from './change-schemas.js'
 import type { CustomFieldsPatch, OrderCustomFields } from '../custom-fields/types.js'
 import { order as limits, page, plugin, subscription } from '../limits.js'
 import { defaultWorkflow } from '../orders/default-workflow.js'
 
 /** What the schemas depend on: the plugin options that tighten or extend them. */
-export interface SchemaLimits<O extends TSchema | undefined = TSchema | undefined, I extends TSchema | undefined = TSchema | undefined> {
+export interface SchemaLimits<O extends TSchema | undefined = TSchema | undefined, I extends TSchema | undefined = TSchema | undefined, C extends boolean = boolean> {
   statuses: readonly string[]
   maxItems: number
   maxPageSize: number
   /** The `customFields` option: object schemas of the order's and each item's custom fields. */
   customFields?: { order?: O, item?: I }
+  /** Whether the `changes` option is on: the order gains its ledger, lines their counters, pages `filter.balance`. */
+  changes?: C
 }
 
 const strict = { additionalProperties: false } as const
@@ -99,8 +102,14 @@ function patchCustomFields<S extends TSchema | undefined> (schema: S) {
   return (schema === undefined ? {} : { customFields: Type.Optional(customFieldForms(schema, 'order').patch) }) as PatchCustomFields<S>
 }
 
+/** What changes add to a schema (`added`) only when they are on. */
+type WithChanges<C extends boolean, T> = C extends true ? T : {}
+function withChanges<C extends boolean, T> (changes: C, added: T) {
+  return (changes ? added : {}) as WithChanges<C, T>
+}
+
 /** The order as every route returns it. */
-function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined> (Status: TUnsafe<string>, order: O, item: I) {
+function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined, C extends boolean> (Status: TUnsafe<string>, order: O, item: I, changes: C) {
   return Type.Object({
     id: OrderId,
     number: OrderNumber,
@@ -109,11 +118,12 @@ function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefi
     customerId: CustomerId,
     status: Status,
     currency: Currency,
-    items: Type.Array(Type.Object({ ...OrderItemSchema.properties, ...storedCustomFields(item, 'item') }, strict)),
-    total: Type.Integer({ minimum: 0, description: 'Sum of quantity × unitPrice in minor units' }),
+    items: Type.Array(Type.Object({ ...OrderItemSchema.properties, ...withChanges(changes, LineCounters), ...storedCustomFields(item, 'item') }, strict)),
+    total: Type.Integer({ minimum: 0, description: changes ? 'Sum of open × unitPrice in minor units (open: quantity − cancelled − returned)' : 'Sum of quantity × unitPrice in minor units' }),
     metadata: Type.Unsafe<Record<string, string>>({ type: 'object', additionalProperties: { type: 'string' } }),
     ...storedCustomFields(order, 'order'),
-    version: Type.Integer({ minimum: 1, description: '1 at creation, +1 at every status change' }),
+    ...withChanges(changes, Ledger),
+    version: Type.Integer({ minimum: 1, description: changes ? '1 at creation, +1 at every status change and every change' : '1 at creation, +1 at every status change' }),
     statusHistory: Type.Array(Type.Object({
       status: Status,
       at: Timestamp,
@@ -126,19 +136,19 @@ function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefi
 }
 
 // Named, so that declarations refer to the order's type rather than spell it out (or get it wrong).
-type OrderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined> = ReturnType<typeof orderSchemaOf<O, I>>
-interface OrderRef<O extends TSchema | undefined, I extends TSchema | undefined> extends TUnsafe<Static<OrderSchemaOf<O, I>>> {}
+type OrderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined, C extends boolean> = ReturnType<typeof orderSchemaOf<O, I, C>>
+interface OrderRef<O extends TSchema | undefined, I extends TSchema | undefined, C extends boolean> extends TUnsafe<Static<OrderSchemaOf<O, I, C>>> {}
 
 /**
  * Builds every schema for one set of limits and custom fields; the plugin calls it once at register.
  * Hosts may call it with the same options to reuse the exact schemas (their Static types follow).
  */
-export function buildOrderSchemas<O extends TSchema | undefined = undefined, I extends TSchema | undefined = undefined> (
-  { statuses, maxItems, maxPageSize, customFields = {} }: SchemaLimits<O, I>
+export function buildOrderSchemas<O extends TSchema | undefined = undefined, I extends TSchema | undefined = undefined, C extends boolean = false> (
+  { statuses, maxItems, maxPageSize, customFields = {}, changes = false as C }: SchemaLimits<O, I, C>
 ) {
   const Status = statusOf(statuses)
   const { order, item } = customFields as { order: O, item: I }
-  const Order: OrderSchemaOf<O, I> = orderSchemaOf(Status, order, item)
+  const Order: OrderSchemaOf<O, I, C> = orderSchemaOf(Status, order, item, changes)
   const InputItem = Type.Object({ ...OrderItemSchema.properties, ...inputCustomFields(item, 'item') }, strict)
   // The examples keep within these limits; no create example when custom fields need values only the host knows.
   const fieldsRequired = (order !== undefined && customFieldForms(order, 'order').required) || (item !== undefined && customFieldForms(item, 'item').required)
@@ -175,12 +185,13 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
       reference: Type.Optional(Reference),
       store: Type.Optional(StoreSchema),
       createdFrom: Type.Optional(Type.String({ format: 'date-time', description: 'Inclusive' })),
-      createdTo: Type.Optional(Type.String({ format: 'date-time', description: 'Exclusive' }))
+      createdTo: Type.Optional(Type.String({ format: 'date-time', description: 'Exclusive' })),
+      ...withChanges(changes, BalanceFilter)
     }, strict))
   }, { ...strict, examples: [{ ...getOrderList, limit: Math.min(getOrderList.limit, maxPageSize) }] })
 
   const OrderPage = Type.Object({
-    items: Type.Array(Type.Unsafe({ $ref: 'Order#' }) as OrderRef<O, I>),
+    items: Type.Array(Type.Unsafe({ $ref: 'Order#' }) as OrderRef<O, I, C>),
     nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'null on the last page' })
   })
 
@@ -198,6 +209,9 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
   })
 
   const IdempotencyHeaders = Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeySchema) })
+
+  // app.orders.change's input, and changeOrder's body with changes: { route: true }.
+  const ChangeOrderBody = changeOrderBodyOf(OrderId)
 
   // app.orders.listEvents' argument; there is no route for the feed.
   const ListEventsQuery = Type.Object({
@@ -217,15 +231,15 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
     }))
   }, strict)
 
-  return { Order, OrderError, CreateOrderBody, ListOrdersBody, OrderPage, UpdateOrderStatusBody, IdempotencyHeaders, ListEventsQuery, DeadLettersQuery, RedeliverQuery }
+  return { Order, OrderError, CreateOrderBody, ListOrdersBody, OrderPage, UpdateOrderStatusBody, ChangeOrderBody, IdempotencyHeaders, ListEventsQuery, DeadLettersQuery, RedeliverQuery }
 }
 
 /** The schema of the custom fields the host declared in `OrderCustomFields`, or undefined. */
 type DeclaredSchema<K extends 'order' | 'item'> = OrderCustomFields extends { [P in K]: infer T } ? TUnsafe<T> : undefined
 
 /** The schemas' types: by default with the custom fields the host declared in `OrderCustomFields`. */
-export type OrderSchemas<O extends TSchema | undefined = DeclaredSchema<'order'>, I extends TSchema | undefined = DeclaredSchema<'item'>> =
-  ReturnType<typeof buildOrderSchemas<O, I>>
+export type OrderSchemas<O extends TSchema | undefined = DeclaredSchema<'order'>, I extends TSchema | undefined = DeclaredSchema<'item'>, C extends boolean = false> =
+  ReturnType<typeof buildOrderSchemas<O, I, C>>
 
 /** The schemas as built for the default options (`defaultWorkflow`, `maxItems` 100, `maxPageSize` 100, no custom fields). */
 export const schemas: OrderSchemas<undefined, undefined> = buildOrderSchemas({
@@ -240,8 +254,11 @@ export const {
   CreateOrderBody: CreateOrderBodySchema,
   ListOrdersBody: ListOrdersBodySchema,
   OrderPage: OrderPageSchema,
-  UpdateOrderStatusBody: UpdateOrderStatusBodySchema
+  UpdateOrderStatusBody: UpdateOrderStatusBodySchema,
+  ChangeOrderBody: ChangeOrderBodySchema
 } = schemas
+
+export { ChangeActionSchema, OrderChangeSchema, PaymentSchema }
 
 export type Order = Static<OrderSchemas['Order']>
 /** An order as the plugin hands it to the storage's `create`: the storage chooses its `number`. */
@@ -265,6 +282,15 @@ export type PageFilter = Omit<ListOrdersFilter, 'status' | 'ids'> & {
 }
 export type OrderPage = Static<OrderSchemas['OrderPage']>
 export type UpdateOrderStatusInput = Static<OrderSchemas['UpdateOrderStatusBody']>
+/** The order with the `changes` option on: lines with their counters, `paid`, `balance`, `payments` and `changes`. */
+export type OrderWithChanges = Static<OrderSchemas<DeclaredSchema<'order'>, DeclaredSchema<'item'>, true>['Order']>
+/** One action of a change: a tagged value, told apart by `type`. */
+export type ChangeAction = Static<typeof ChangeActionSchema>
+export type ChangeOrderInput = Static<OrderSchemas['ChangeOrderBody']>
+/** An entry of `order.payments`. */
+export type OrderPayment = Static<typeof PaymentSchema>
+/** An entry of `order.changes`. */
+export type OrderChange = Static<typeof OrderChangeSchema>
 export type OrderErrorBody = Static<OrderSchemas['OrderError']>
 export type ListEventsQuery = Static<OrderSchemas['ListEventsQuery']>
 export type DeadLettersQuery = Static<OrderSchemas['DeadLettersQuery']>

@@ -19,7 +19,9 @@ export function createAjv (): Ajv {
     removeAdditional: false,
     useDefaults: false,
     allErrors: false,
-    strictTypes: false
+    strictTypes: false,
+    // A change's actions are a oneOf told apart by `type`.
+    discriminator: true
   })
   addFormats(ajv)
   // Every validator it compiles words its errors to say what is allowed, for the routes and app.orders alike.

@@ -1,7 +1,7 @@
 // Orders and events handed to host code are frozen: a storage such as memoryStorage may hold the same objects.
 import type { CustomFieldRules } from '../custom-fields/values.js'
 import type { OrderEvent } from '../feed/events.js'
-import type { Order } from '../http/schemas.js'
+import type { Order, OrderWithChanges } from '../http/schemas.js'
 
 export interface Freezer {
   order: (order: Order) => Order
@@ -21,6 +21,9 @@ export function freezer (fields: CustomFieldRules): Freezer {
     Object.freeze(value.items)
     Object.freeze(value.statusHistory)
     Object.freeze(value.metadata)
+    const { payments, changes } = value as Partial<OrderWithChanges>
+    if (payments !== undefined) Object.freeze(payments.map(Object.freeze))
+    if (changes !== undefined) Object.freeze(changes.map(change => Object.freeze(change.actions.map(action => Object.freeze('item' in action ? Object.freeze(action.item) : action)))))
     fields.freeze(value)
     return Object.freeze(value)
   }

@@ -71,9 +71,12 @@ export function checkGuards (guards: unknown, statuses: readonly string[], inval
  * (a number, null, an object) never lets a move through.
  */
 export async function runGuard (guard: TransitionGuard, move: TransitionMove): Promise<void> {
-  const decision: unknown = await guard(move)
-  if (decision === true || decision === undefined) return
-  throw new codes.ORDER_TRANSITION_REFUSED(typeof decision === 'string' && decision !== ''
-    ? decision
-    : `This order may not move from "${move.from}" to "${move.to}" now`)
+  const refusal = refusalOf(await guard(move), `This order may not move from "${move.from}" to "${move.to}" now`)
+  if (refusal !== undefined) throw new codes.ORDER_TRANSITION_REFUSED(refusal)
+}
+
+/** What a guard's decision refuses with: undefined when it allows (`true` or nothing), its message, or `generic`. */
+export function refusalOf (decision: unknown, generic: string): string | undefined {
+  if (decision === true || decision === undefined) return undefined
+  return typeof decision === 'string' && decision !== '' ? decision : generic
 }

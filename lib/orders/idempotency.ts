@@ -1,7 +1,7 @@
 // Idempotency keys: the header's rule, the fingerprint a key is bound to, the claim a create stores, and a replay's answer.
 import { createHash } from 'node:crypto'
 import { codes } from '../errors.js'
-import { IdempotencyKeySchema, type Order, type CreateOrderInput } from '../http/schemas.js'
+import { IdempotencyKeySchema, type ChangeOrderInput, type Order, type CreateOrderInput } from '../http/schemas.js'
 import type { OrderScope } from './scope.js'
 import type { CreateResult, IdempotencyClaim } from '../storage/order-storage.js'
 
@@ -33,14 +33,30 @@ export function fingerprintOf (input: CreateOrderInput, customFields = ''): stri
     .digest('base64url')
 }
 
+/** JSON with every object's keys sorted, so two spellings of one value read the same. */
+function canonicalJson (value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value)
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  const keys = Object.keys(value).sort()
+  return `{${keys.map(key => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`).join(',')}}`
+}
+
+/** The body of a change, bound to its idempotency key: a preview stores no key, so `preview` is not in it. */
+export function changeFingerprintOf ({ id, actions, expectedVersion, reason }: ChangeOrderInput): string {
+  return createHash('sha256')
+    .update(canonicalJson([id, actions, expectedVersion ?? null, reason ?? null]))
+    .digest('base64url')
+}
+
 /**
  * The claim of a key under a scope: the same client key under two customers or two stores gives two
  * claims, under two actors one. A scope without a store keeps the claim key it had before stores existed.
+ * A change's claim key starts with `change`, where a create's starts with `[`: the two never meet.
  */
-export function claimOf (key: string, scope: OrderScope | undefined, fingerprint: string, expiresAt: string): IdempotencyClaim {
+export function claimOf (key: string, scope: OrderScope | undefined, fingerprint: string, expiresAt: string, of: 'create' | 'change' = 'create'): IdempotencyClaim {
   const scoped = [scope?.customerId ?? null, key]
   if (scope?.store !== undefined) scoped.push(scope.store)
-  return { key: JSON.stringify(scoped), fingerprint, expiresAt }
+  return { key: (of === 'change' ? 'change' : '') + JSON.stringify(scoped), fingerprint, expiresAt }
 }
 
 /** The first order of a key that was claimed already, or the error that says why it cannot be returned. */

@@ -1,40 +1,50 @@
-// The order rules: totals, the workflow, idempotency and scope over the storage. The routes, app.orders and the host's transaction all call them.
+// The order rules: totals, the workflow, changes, idempotency and scope over the storage. The routes, app.orders and the host's transaction all call them.
 import type { CustomFieldValues } from '../custom-fields/types.js'
 import type { CustomFieldRules } from '../custom-fields/values.js'
 import { encodeCursor } from './cursor.js'
 import { codes } from '../errors.js'
-import { createdEvent, statusChangedEvent, type OrderEvent } from '../feed/events.js'
-import { checkIdempotencyKey, claimOf, fingerprintOf, replayOf } from './idempotency.js'
+import { changedEvent, createdEvent, statusChangedEvent, type OrderEvent, type OrderReplacedEvent } from '../feed/events.js'
+import { changeFingerprintOf, checkIdempotencyKey, claimOf, fingerprintOf, replayOf } from './idempotency.js'
 import { newOrderId } from './ids.js'
 import { page } from '../limits.js'
 import { readListQuery } from './list-query.js'
-import type { CreateOrderInput, ListOrdersQuery, NewOrder, Order, OrderItem, OrderPage, StatusChange, UpdateOrderStatusInput } from '../http/schemas.js'
+import type { ChangeOrderInput, CreateOrderInput, ListOrdersQuery, NewOrder, Order, OrderPage, OrderWithChanges, StatusChange, UpdateOrderStatusInput } from '../http/schemas.js'
 import type { OrderScope } from './scope.js'
-import type { OrdersCapability, StorageListQuery } from '../storage/order-storage.js'
+import type { ChangesCapability, IdempotencyClaim, OrdersCapability, StorageListQuery } from '../storage/order-storage.js'
 import { runGuard, type TransitionMove } from './guards.js'
+import { applyChange, totalOf, withLedger } from './changes.js'
+import { runChangeGuard, type ChangesConfig, type OrderChangeProposal } from './change-options.js'
 import type { CompiledWorkflow } from './workflow.js'
 
 export interface OrderCallOptions {
   /** What the caller may see and touch (with a `customerId` or a `store`, only those orders), and who acts (`actor`). */
   scope?: OrderScope | undefined
-  /** createOrder only: makes a retried create safe, as the Idempotency-Key header does. */
+  /** create and change: makes a retried call safe, as the Idempotency-Key header does. */
   idempotencyKey?: string | undefined
-  /** updateStatus only: told of the order once found in scope, so telemetry names only an order that exists. */
+  /** updateStatus and change: told of the order once found in scope, so telemetry names only an order that exists. */
   found?: ((order: Order) => void) | undefined
 }
 
-/** The three operations, on input that has passed the schemas and a scope that has been checked. */
+/** The operations, on input that has passed the schemas and a scope that has been checked. */
 export interface OrderRules {
   /** The new order, or with a key claimed before the first one (`replayed`). */
   create: (input: CreateOrderInput, options?: OrderCallOptions) => Promise<{ order: Order, replayed: boolean }>
   list: (query: ListOrdersQuery, options?: OrderCallOptions) => Promise<OrderPage>
   /** The order after the move, or as it is when it already has the status. */
   updateStatus: (input: UpdateOrderStatusInput, options?: OrderCallOptions) => Promise<Order>
+  /**
+   * With changes on: the order after the change (or as it would be, for a preview; as it is, when
+   * every action was skipped), or as the first call with the key left it (`replayed`).
+   */
+  change: (input: ChangeOrderInput, options?: OrderCallOptions) => Promise<{ order: OrderWithChanges, replayed: boolean }>
 }
 
+/** What a write decided on the order as stored: the order to store with its event, or the answer without a write. */
+type Decision = { next: Order, event: OrderReplacedEvent } | { unchanged: Order }
+
 export interface OrderRulesConfig {
-  /** Its failures are already ORDER_STORAGE_UNAVAILABLE. */
-  storage: Pick<OrdersCapability, 'create' | 'get' | 'list' | 'replace'>
+  /** Its failures are already ORDER_STORAGE_UNAVAILABLE; `readChangeClaim` is there whenever changes are on. */
+  storage: Pick<OrdersCapability, 'create' | 'get' | 'list' | 'replace'> & Partial<ChangesCapability>
   workflow: CompiledWorkflow
   fields: CustomFieldRules
   /** Freezes an order handed to host code (a guard): a storage may hold the same object. */
@@ -43,22 +53,19 @@ export interface OrderRulesConfig {
   idempotencyTtl: number
   /** Runs after each stored change, with its event as the feed holds it; awaited before the caller gets the order. */
   changed: (event: OrderEvent) => Promise<void> | void
+  /** The `changes` option; undefined while changes are off. */
+  changes: ChangesConfig | undefined
 }
 
 // The filters a scope fixes.
 const SCOPED = ['customerId', 'store'] as const
 
-// A lost compare-and-set means another writer made progress; this bounds retries under a cyclic workflow.
-const MAX_UPDATE_ATTEMPTS = 32
+const asStored = (order: Order) => order
 
-function totalOf (items: readonly OrderItem[]): number {
-  let total = 0
-  for (const { quantity, unitPrice } of items) {
-    // Both factors are safe integers, so an unsafe product or sum is exactly an overflow.
-    total += quantity * unitPrice
-    if (total > Number.MAX_SAFE_INTEGER) throw new codes.ORDER_TOTAL_TOO_LARGE(Number.MAX_SAFE_INTEGER)
-  }
-  return total
+/** The later of now and the order's last change, so history stays in time order even if this instance's clock lags the last writer's. */
+function changedAt (current: Order): string {
+  const now = new Date().toISOString()
+  return now > current.updatedAt ? now : current.updatedAt
 }
 
 /** A history entry: `reason` and `by` (the scope's actor) only when there is one. */
@@ -77,9 +84,7 @@ function outside (order: Order, scope: OrderScope | undefined): boolean {
 
 /** The order after a move to `status`: one more history entry, one more version. */
 function movedOrder (current: Order, status: string, reason: string | undefined, scope: OrderScope | undefined, customFields: object | undefined): Order {
-  const now = new Date().toISOString()
-  // History stays in time order even if this instance's clock lags the last writer's.
-  const at = now > current.updatedAt ? now : current.updatedAt
+  const at = changedAt(current)
   const next: Order = {
     ...current,
     status,
@@ -103,6 +108,7 @@ function newOrderOf (input: CreateOrderInput, scope: OrderScope | undefined, ini
     throw new codes.ORDER_FORBIDDEN('create an order in another store')
   }
   const total = totalOf(input.items)
+  if (total > Number.MAX_SAFE_INTEGER) throw new codes.ORDER_TOTAL_TOO_LARGE(Number.MAX_SAFE_INTEGER)
   const createdAt = now.toISOString()
   const order: NewOrder = {
     id: newOrderId(now.getTime()),
@@ -124,8 +130,10 @@ function newOrderOf (input: CreateOrderInput, scope: OrderScope | undefined, ini
   return order
 }
 
-export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, idempotencyTtl, changed }: OrderRulesConfig): OrderRules {
+export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, idempotencyTtl, changed, changes }: OrderRulesConfig): OrderRules {
   const defaultLimit = Math.min(page.defaultSize, maxPageSize)
+  // With changes on, every order read has the ledger, orders stored before they were on included.
+  const read: (order: Order) => Order = changes === undefined ? asStored : withLedger
 
   /** What a guard sees of a move of `order` to `to`: frozen, so it cannot change what is stored next. */
   function moveOf (order: Order, to: string, { reason, customFields }: UpdateOrderStatusInput & { customFields?: CustomFieldValues }, scope: OrderScope | undefined): TransitionMove {
@@ -143,6 +151,7 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
     if (idempotencyKey !== undefined) checkIdempotencyKey(idempotencyKey)
     const now = new Date()
     const order = newOrderOf(input, scope, workflow.initial, now)
+    if (changes !== undefined) Object.assign(order, { paid: 0, balance: order.total, payments: [], changes: [] })
     fields.fill(order, input)
     const claim = idempotencyKey === undefined
       ? undefined
@@ -156,7 +165,7 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
     }
     // The reference is not in the message: Fastify logs it, and a log line carries no client text.
     if ('referenceTaken' in result) throw new codes.ORDER_REFERENCE_TAKEN()
-    return { order: replayOf(result, claim!), replayed: true }
+    return { order: read(replayOf(result, claim!)), replayed: true }
   }
 
   async function list (query: ListOrdersQuery, { scope }: OrderCallOptions = {}): Promise<OrderPage> {
@@ -169,47 +178,113 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
       if (filter[key] !== undefined && filter[key] !== scope[key]) return { items: [], nextCursor: null }
       page[key] = scope[key]
     }
-    const items = await storage.list(page)
+    const stored = await storage.list(page)
+    const items = changes === undefined ? stored : stored.map(withLedger)
     if (items.length <= limit) return { items, nextCursor: null }
     items.length = limit
     return { items, nextCursor: encodeCursor(items[limit - 1]!, order, filter) }
   }
 
-  async function updateStatus (input: UpdateOrderStatusInput, { scope, found }: OrderCallOptions = {}): Promise<Order> {
-    const { id, status, expectedVersion, reason } = input
-    let lostAt = 0
-    for (let attempt = 1; attempt <= MAX_UPDATE_ATTEMPTS; attempt++) {
-      const current = await storage.get(id)
-      if (current === undefined || outside(current, scope)) throw new codes.ORDER_NOT_FOUND(id)
-      found?.(current)
+  /**
+   * Decides a write on the order as stored and stores it by compare-and-set, after scope and the
+   * version check: a lost race is decided again on the order as now stored (guards re-run) until it
+   * applies or is refused, unless the caller pinned the version. Each lost race is another writer's
+   * progress; a write the storage refused while the order stayed at its version (a claim in flight,
+   * or a storage that cannot see the order move) is refused rather than retried for ever.
+   */
+  async function replaced (
+    id: string, expectedVersion: number | undefined, { scope, found }: OrderCallOptions,
+    decide: (current: Order) => Promise<Decision>, claim?: IdempotencyClaim
+  ): Promise<{ order: Order, replayed: boolean }> {
+    let lostAt: number | undefined
+    for (;;) {
+      const stored = await storage.get(id)
+      if (stored === undefined || outside(stored, scope)) throw new codes.ORDER_NOT_FOUND(id)
+      found?.(stored)
+      const current = read(stored)
       if (expectedVersion !== undefined && current.version !== expectedVersion) {
         throw new codes.ORDER_VERSION_CONFLICT(id, expectedVersion)
       }
+      if (current.version === lostAt) throw claim === undefined ? new codes.ORDER_VERSION_CONFLICT(id, lostAt) : new codes.ORDER_IDEMPOTENCY_IN_PROGRESS()
+      const decision = await decide(current)
+      if ('unchanged' in decision) return { order: decision.unchanged, replayed: false }
+      if (await storage.replace(decision.next, current.version, decision.event, claim)) {
+        await changed(decision.event)
+        return { order: decision.next, replayed: false }
+      }
+      // Another call with the same key may have stored its change first: its answer is this one's.
+      const replay = claim === undefined ? undefined : await replayedChange(claim)
+      if (replay !== undefined) return { order: replay, replayed: true }
+      if (expectedVersion !== undefined) throw new codes.ORDER_VERSION_CONFLICT(id, expectedVersion)
+      lostAt = current.version
+    }
+  }
+
+  /** The order as the first change with this claim's key left it, ORDER_IDEMPOTENCY_KEY_REUSED for another body, or undefined. */
+  async function replayedChange (claim: IdempotencyClaim): Promise<Order | undefined> {
+    const live = await storage.readChangeClaim!(claim.key, new Date().toISOString())
+    if (live === undefined) return undefined
+    if (live.fingerprint !== claim.fingerprint) throw new codes.ORDER_IDEMPOTENCY_KEY_REUSED()
+    return live.order
+  }
+
+  async function updateStatus (input: UpdateOrderStatusInput, options: OrderCallOptions = {}): Promise<Order> {
+    const { id, status, expectedVersion, reason } = input
+    const { scope } = options
+    const { order } = await replaced(id, expectedVersion, options, async current => {
       // Custom fields change only with a move: a same-status patch that would change them is refused.
       const customFields = fields.patched(current, input)
       if (current.status === status) {
         if (customFields !== undefined) throw new codes.ORDER_INVALID_TRANSITION(current.status, status, `custom fields change only with a move, and ${workflow.whereFrom(current.status)}`)
-        return current
+        return { unchanged: current }
       }
       if (!workflow.allows(current.status, status)) {
         throw new codes.ORDER_INVALID_TRANSITION(current.status, status, workflow.whereFrom(current.status))
       }
       fields.check(customFields)
-      // Decided on this version: the compare-and-set below stores the move only if the order is still at it.
+      // Decided on this version: the compare-and-set stores the move only if the order is still at it.
       const guard = workflow.guardOf(status)
       if (guard !== undefined) await runGuard(guard, moveOf(current, status, input, scope))
       const next = movedOrder(current, status, reason, scope, customFields)
-      const event = statusChangedEvent(next, current.status)
-      if (await storage.replace(next, current.version, event)) {
-        await changed(event)
-        return next
-      }
-      // Lost a race: re-read, re-check the workflow and run the guard again, unless the caller pinned the version.
-      if (expectedVersion !== undefined) throw new codes.ORDER_VERSION_CONFLICT(id, expectedVersion)
-      lostAt = current.version
-    }
-    throw new codes.ORDER_VERSION_CONFLICT(id, lostAt)
+      return { next, event: statusChangedEvent(next, current.status) }
+    })
+    return order
   }
 
-  return { create, list, updateStatus }
+  async function change (input: ChangeOrderInput, options: OrderCallOptions = {}): Promise<{ order: OrderWithChanges, replayed: boolean }> {
+    const settings = changes!
+    const { scope, idempotencyKey } = options
+    if (idempotencyKey !== undefined) checkIdempotencyKey(idempotencyKey)
+    const preview = input.preview === true
+    // A preview stores nothing, its key included.
+    const claim = idempotencyKey === undefined || preview
+      ? undefined
+      : claimOf(idempotencyKey, scope, changeFingerprintOf(input), new Date(Date.now() + idempotencyTtl).toISOString(), 'change')
+    // A replay answers as the first call did, even when the order moved on since.
+    const replay = claim === undefined ? undefined : await replayedChange(claim)
+    if (replay !== undefined) return { order: withLedger(replay), replayed: true }
+    const { order, replayed } = await replaced(input.id, input.expectedVersion, options, async current => {
+      const stored = current as OrderWithChanges
+      const { after, applied } = applyChange(stored, input.actions, settings, { at: changedAt(current), by: scope?.actor, reason: input.reason })
+      if (applied.length === 0) return { unchanged: current }
+      // Decided on this version: the compare-and-set stores the change only if the order is still at it.
+      if (settings.guard !== undefined) await runChangeGuard(settings.guard, proposalOf(stored, input, after, scope))
+      if (preview) return { unchanged: after }
+      return { next: after, event: changedEvent(after, after.changes.at(-1)!) }
+    }, claim)
+    return { order: order as OrderWithChanges, replayed }
+  }
+
+  /** What the change guard sees: frozen, so it cannot change what is stored next. */
+  function proposalOf (order: OrderWithChanges, { actions }: ChangeOrderInput, after: OrderWithChanges, scope: OrderScope | undefined): OrderChangeProposal {
+    const proposal: { -readonly [K in keyof OrderChangeProposal]: OrderChangeProposal[K] } = {
+      order: freeze(order) as OrderWithChanges,
+      actions: Object.freeze(actions),
+      after: freeze(after) as OrderWithChanges
+    }
+    if (scope !== undefined) proposal.scope = Object.freeze({ ...scope })
+    return Object.freeze(proposal)
+  }
+
+  return { create, list, updateStatus, change }
 }

@@ -6,7 +6,7 @@ import { failureType } from '../feed/describe-failure.js'
 type Api = typeof OpenTelemetry
 
 /** The span of each `app.orders` call and each route. */
-export type OperationSpanName = 'order.create' | 'order.list' | 'order.update_status'
+export type OperationSpanName = 'order.create' | 'order.list' | 'order.update_status' | 'order.change'
 
 /** How one handler call of a subscription ended: handled, failed with a retry to come, or failed and set aside. */
 export type DeliveryOutcome = 'ok' | 'failed' | 'dead_lettered'

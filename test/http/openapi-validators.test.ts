@@ -19,7 +19,8 @@ const versions = [undefined, '3.1.0'] as const
 const optionSets: Array<[string, OrderPluginOptions]> = [
   ['the default options', {}],
   ['a custom workflow', { workflow: { initial: 'new', transitions: { new: ['done', 'void'], done: [], void: [] } }, maxItems: 5, prefix: '/api' }],
-  ['custom fields on orders and items', { customFields: { order: Shipping, item: Gift } }]
+  ['custom fields on orders and items', { customFields: { order: Shipping, item: Gift } }],
+  ['changes with their route', { changes: { route: true } }]
 ]
 // Redocly's smallest ruleset, built in: no configuration file and no network.
 const minimal = createConfig({ extends: ['minimal'] })

@@ -132,3 +132,28 @@ t.test('the examples keep within the options: a custom workflow, a small page, c
     if (expected !== undefined) t.notOk('example' in document.paths['/order/createOrder']!.post.requestBody.content['application/json'], `${name}: createOrder has no example`)
   }
 })
+
+t.test('with changes and their route, changeOrder is documented with its body, its 409 ORDER_CHANGE_REFUSED and the Order with its ledger', async t => {
+  const app = await appOf(t, { changes: { route: true } }, byId)
+  const spec = app.swagger() as unknown as Document
+  const operation = spec.paths['/order/changeOrder']!.post
+  t.equal(operation.operationId, 'changeOrder')
+  t.match(operation.description, 'Line actions are allowed in pending or paid; returnItem in shipped or delivered')
+  t.same(Object.keys(operation.responses).sort(), ['200', '400', '403', '404', '409', '413', '415', '422', '503'])
+  t.match(operation.responses['409']!.description, /ORDER_CHANGE_REFUSED: .*ORDER_VERSION_CONFLICT/)
+  t.same(operation.responses['200']!.content['application/json'].schema, { $ref: '#/components/schemas/Order' })
+  t.match(operation.parameters, [{ in: 'header', name: 'idempotency-key' }])
+  const actions = operation.requestBody.content['application/json'].schema.properties.actions as { items: { anyOf?: unknown[], oneOf?: unknown[] } }
+  t.equal((actions.items.oneOf ?? actions.items.anyOf)!.length, 7, 'the seven actions')
+  t.ok(spec.components.schemas.Order!.properties.balance, 'the Order has its ledger')
+  const list = spec.paths['/order/getOrderList']!.post.requestBody.content['application/json'].schema.properties.filter as { properties: object }
+  t.ok('balance' in list.properties, 'filter.balance is documented')
+})
+
+t.test('with changes off, or on without the route, no operation, shape or filter is new', async t => {
+  const off = await openapiOf(t, byId)
+  const on = (await appOf(t, { prefix: '/api', changes: true }, byId)).swagger() as unknown as Document
+  t.same(Object.keys(on.paths).sort(), Object.keys(off.paths).sort(), 'no changeOrder without changes.route')
+  t.notOk('balance' in off.components.schemas.Order!.properties, 'no ledger with changes off')
+  t.notMatch(JSON.stringify(off), /changeOrder|balance|payments/, 'nothing of changes in the document')
+})

@@ -5,7 +5,8 @@ import t from 'tap'
 import { orderPlugin, type Authorize, type OrderOperation } from '../../lib/index.js'
 import { buildApp, createOrder, logLines, orderBody, post } from '../helper.js'
 
-const operations: OrderOperation[] = ['getOrderList', 'createOrder', 'updateOrderStatus']
+// The three routes every app serves; changeOrder's authorize is tested with changes (changes.test.ts).
+const operations = ['getOrderList', 'createOrder', 'updateOrderStatus'] as const satisfies readonly OrderOperation[]
 
 /** The customer a test client claims to be; a real host would read a verified session or token. */
 const customerScope: Authorize = (request) => {

@@ -44,3 +44,23 @@ t.test('once the app closes, a transaction still open is let go without a log li
   await new Promise(resolve => setImmediate(resolve))
   t.notOk(lines.some(line => /could not learn/.test(line.msg)), 'nothing to report about an app that closed')
 })
+
+t.test('a change in the host\'s transaction: its guard runs there, and its changed listener once the transaction commits', async t => {
+  let commit!: (committed: boolean) => void
+  const outcome = new Promise<boolean>(resolve => { commit = resolve })
+  const app = Fastify()
+  t.teardown(() => app.close())
+  const guarded: number[] = []
+  await app.register(orderPlugin, { storage: joiningStorage(() => outcome), changes: { guard: ({ order }) => { guarded.push(order.version) } } })
+  const heard: number[] = []
+  app.orders.on('changed', event => { heard.push(event.order.version) })
+  const calls = app.orders.withTransaction(client)
+  const order = await calls.create(orderBody())
+  const changed = await calls.change({ id: order.id, actions: [{ type: 'recordPayment', amount: 2500, reference: 'pi_1' }] })
+  t.match(changed, { version: 2, paid: 2500, balance: 0 })
+  t.same(guarded, [1], 'the guard ran on the order as the transaction sees it')
+  t.same(heard, [], 'no listener before the commit')
+  commit(true)
+  await eventually('the changed listener runs after the commit', () => heard.length === 1)
+  t.same(heard, [2])
+})

@@ -9,6 +9,7 @@ import { codes } from '../../lib/errors.js'
 import { memoryStorage, orderPlugin, type OrderEvent, type OrderPluginOptions } from '../../lib/index.js'
 import { failureType } from '../../lib/feed/describe-failure.js'
 import { loadTelemetry, noTelemetry } from '../../lib/telemetry/telemetry.js'
+import { storedOrder, storeOrder } from '../helper.js'
 
 const ALLOWED_ATTRIBUTES = ['order.id', 'order.event.type', 'order.subscription', 'error.type']
 
@@ -319,6 +320,25 @@ t.test('with the SDK', async t => {
     const found = await collected()
     t.same(pointsOf(found.get('fastify_order.orders.created')), [[{}, 1]])
     t.same(pointsOf(found.get('fastify_order.orders.status_changed')), [[{ 'order.status.from': 'pending', 'order.status.to': 'paid' }, 1]])
+  })
+
+  t.test('changes: an order.change span per changeOrder request and app.orders.change call, with the order id once found', async t => {
+    // Stored without the plugin, so the created counter the other tests read stays as it was.
+    const storage = memoryStorage()
+    const order = storedOrder()
+    await storeOrder(storage, order)
+    const { app } = await hostApp({ storage, changes: { route: true } })
+    t.teardown(() => app.close())
+    const change = { id: order.id, actions: [{ type: 'recordPayment', amount: 100, reference: 'pi_1' }] }
+    t.equal((await app.inject({ method: 'POST', url: '/order/changeOrder', payload: change })).statusCode, 200)
+    t.equal((await app.inject({ method: 'POST', url: '/order/changeOrder', payload: { ...change, id: 'ord_missing' } })).statusCode, 404)
+    await t.rejects(app.orders.change({ id: order.id, actions: [{ type: 'recordRefund', amount: 500, reference: 're_1' }] }), { code: 'ORDER_CHANGE_REFUSED' })
+    const ours = finishedSpans().filter(span => span.instrumentationScope.name === 'fastify-order' && span.name === 'order.change')
+    t.same(ours.map(span => [span.status.code, span.attributes]), [
+      [SpanStatusCode.UNSET, { 'order.id': order.id }],
+      [SpanStatusCode.ERROR, { 'error.type': 'ORDER_NOT_FOUND' }],
+      [SpanStatusCode.ERROR, { 'order.id': order.id, 'error.type': 'ORDER_CHANGE_REFUSED' }]
+    ])
   })
 
   t.test('through app.orders: a span per call, child of the caller\'s active span, a failed validation included', async t => {

@@ -59,7 +59,7 @@ expectTypeOf(() => ({ store: 'eu', actor: 'staff_7' })).toExtend<Authorize>()
 
 // withTransaction gives the same calls on the host's client
 const calls = app.orders.withTransaction({ query: async () => ({ rows: [] }) })
-expectTypeOf(calls).toEqualTypeOf<Pick<OrderService, 'create' | 'list' | 'updateStatus'>>()
+expectTypeOf(calls).toEqualTypeOf<Pick<OrderService, 'create' | 'list' | 'updateStatus' | 'change'>>()
 expectTypeOf(calls.create(null as unknown as CreateOrderInput)).toEqualTypeOf<Promise<Order>>()
 expectTypeOf(calls).not.toHaveProperty('on')
 // @ts-expect-error {} is neither a client nor a connection

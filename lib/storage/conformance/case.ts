@@ -16,7 +16,7 @@ export interface ConformanceContext {
 }
 
 /** A storage as the cases see it: the runner only runs a case when the storage has the capability it checks. */
-export type CaseStorage = StorageWith<'feed'> & StorageWith<'subscriptions'>
+export type CaseStorage = StorageWith<'feed'> & StorageWith<'subscriptions'> & StorageWith<'changes'>
 
 /** One named behaviour of OrderStorage, checked against a fresh, initialized storage. */
 export interface ConformanceCase {

@@ -97,9 +97,15 @@ export function positionOf (order: Order): OrderPosition {
   return { createdAt: order.createdAt, id: order.id }
 }
 
+/** The sign of an order's balance, as `filter.balance` names it: an order stored without a balance owes its total. */
+function signOf (order: Order): StorageListQuery['balance'] {
+  const owed = (order as Order & { balance?: number }).balance ?? order.total
+  return owed > 0 ? 'due' : owed === 0 ? 'settled' : 'owed'
+}
+
 /** What a list query must return, computed from the orders the test stored. */
 export function expectedList (orders: readonly Order[], query: Omit<StorageListQuery, 'limit'>): string[] {
-  const { order: direction, after, statuses, ids, createdFrom, createdTo, ...equal } = query
+  const { order: direction, after, statuses, ids, createdFrom, createdTo, balance, ...equal } = query
   const sign = direction === 'asc' ? 1 : -1
   // Every other filter is an order property matched by equality.
   const matched = Object.entries(equal).filter(([, value]) => value !== undefined) as Array<[keyof Order, unknown]>
@@ -110,6 +116,7 @@ export function expectedList (orders: readonly Order[], query: Omit<StorageListQ
       (ids === undefined || ids.includes(order.id)) &&
       (createdFrom === undefined || order.createdAt >= createdFrom) &&
       (createdTo === undefined || order.createdAt < createdTo) &&
+      (balance === undefined || signOf(order) === balance) &&
       (after === undefined || sign * comparePositions(order, after) > 0))
     .sort((a, b) => sign * comparePositions(a, b))
     .map(order => order.id)

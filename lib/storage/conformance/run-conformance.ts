@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict'
 import { storageMethods, type OrderStorage } from '../order-storage.js'
 import type { Capability, CaseStorage, ConformanceCase, TransactionRunner } from './case.js'
+import { changeCases } from './change-cases.js'
 import { deliveryCases } from './delivery-cases.js'
 import { feedCases } from './feed-cases.js'
 import { numberCases } from './number-cases.js'
@@ -26,10 +27,10 @@ function methodsCase (capability: Capability): ConformanceCase {
   }
 }
 
-/** Every case: that the methods are there, then orders, numbers, stores, joining a transaction, the event feed, subscriptions and their deliveries. */
+/** Every case: that the methods are there, then orders, numbers, stores, joining a transaction, the event feed, subscriptions and their deliveries, changes after placement. */
 export const conformanceCases: readonly ConformanceCase[] = Object.freeze([
   ...(Object.keys(storageMethods) as Capability[]).map(methodsCase),
-  ...orderCases, ...numberCases, ...storeCases, ...transactionCases, ...feedCases, ...subscriptionCases, ...deliveryCases
+  ...orderCases, ...numberCases, ...storeCases, ...transactionCases, ...feedCases, ...subscriptionCases, ...deliveryCases, ...changeCases
 ])
 
 export interface ConformanceOptions {

@@ -1,17 +1,20 @@
-// Idempotency claims in memory: the live claim of each key, and a queue that purges expired ones in order.
+// Idempotency claims in memory (of creates and of changes): the live claim of each key, and a queue that purges expired ones in order.
+import type { Order } from '../../http/schemas.js'
 import type { IdempotencyClaim } from '../order-storage.js'
 
 export interface StoredClaim {
   fingerprint: string
   orderId: string
   expiresAt: string
+  /** A change's claim: the order as the change left it. */
+  order?: Order
 }
 
 export interface MemoryClaims {
   /** The claim of `key` that is live at `instant`, if any. */
   live: (key: string, instant: string) => StoredClaim | undefined
-  /** Stores `claim` for the order it created. */
-  store: (claim: IdempotencyClaim, orderId: string) => void
+  /** Stores `claim` for the order it created, or for the order a change left (`order`). */
+  store: (claim: IdempotencyClaim, orderId: string, order?: Order) => void
   /** Deletes at most `limit` claims that expired at or before `now`; returns how many. */
   purge: (now: string, limit: number) => number
 }
@@ -26,8 +29,8 @@ export function memoryClaims (): MemoryClaims {
       const stored = claims.get(key)
       return stored !== undefined && stored.expiresAt > instant ? stored : undefined
     },
-    store ({ key, fingerprint, expiresAt }, orderId) {
-      claims.set(key, { fingerprint, orderId, expiresAt })
+    store ({ key, fingerprint, expiresAt }, orderId, order) {
+      claims.set(key, order === undefined ? { fingerprint, orderId, expiresAt } : { fingerprint, orderId, expiresAt, order })
       queue.push({ key, expiresAt })
     },
     /** Claims expire in the order they were made (one TTL for all), so the oldest run of expired ones goes. */

@@ -1,31 +1,48 @@
-// Orders in memory: by id, number and reference, sorted indexes for every page, and their idempotency claims; each change appends its event.
+// Orders in memory: by id, number and reference, sorted indexes for every page, and the idempotency claims of creates and changes; each change appends its event.
 import type { OrderEvent } from '../../feed/events.js'
 import type { Order } from '../../http/schemas.js'
-import type { OrdersCapability, StorageListQuery } from '../order-storage.js'
+import type { ChangesCapability, OrdersCapability, StorageListQuery } from '../order-storage.js'
 import { memoryClaims } from './claims.js'
+import { comparePositions } from '../../orders/position.js'
 import { insert, mergePage, precedes, remove, swap } from './sorted.js'
 
 /**
  * The equality filters the sorted indexes answer: each index keeps one run per value of these fields
  * and a status, so a page walks exactly the orders it lists, one run per status of the filter, merged.
  * A page's equality filters pick the index with exactly those fields. A run's key joins the status
- * and the values with NULs: only the last field may hold a NUL (a customer id; a store key never
- * does), so keys never collide.
+ * and the values with NULs: only the last field may hold a NUL (a customer id; a store key and a
+ * balance's sign never do), so keys never collide. `balance` is the sign of the order's balance.
  */
-const INDEXED: ReadonlyArray<readonly EqualityFilter[]> = [[], ['customerId'], ['store'], ['store', 'customerId']]
+const INDEXED: ReadonlyArray<readonly EqualityFilter[]> = [
+  [], ['customerId'], ['store'], ['store', 'customerId'],
+  ['balance'], ['balance', 'customerId'], ['balance', 'store'], ['balance', 'store', 'customerId']
+]
 
-type EqualityFilter = 'customerId' | 'store'
+type EqualityFilter = 'customerId' | 'store' | 'balance'
 
 const EQUALITY = [...new Set(INDEXED.flat())]
 
-// What a list query holds besides its equality filters: walked or looked up, never compared as equal.
-const NOT_EQUALITY = new Set(['order', 'after', 'limit', 'statuses', 'ids', 'createdFrom', 'createdTo'])
+// What a list query holds besides its equality filters on stored properties: walked, looked up or
+// derived (the balance's sign), never compared as equal to a property.
+const NOT_EQUALITY = new Set(['order', 'after', 'limit', 'statuses', 'ids', 'createdFrom', 'createdTo', 'balance'])
+
+/** The sign of an order's balance, as `filter.balance` names it; an order stored without a balance owes its total. */
+function balanceOf ({ balance, total }: Order & { balance?: number }): NonNullable<StorageListQuery['balance']> {
+  const owed = balance ?? total
+  return owed > 0 ? 'due' : owed === 0 ? 'settled' : 'owed'
+}
+
+/** The value of an index field of an order. */
+function fieldOf (order: Order, field: EqualityFilter): string | undefined {
+  return field === 'balance' ? balanceOf(order) : order[field]
+}
 
 /** Whether `order` passes every filter of `query` but the cursor, which the walk applies. */
 function matches (order: Order, query: StorageListQuery): boolean {
-  const { statuses, ids, createdFrom, createdTo } = query
+  const { statuses, ids, createdFrom, createdTo, balance } = query
   if ((statuses !== undefined && !statuses.includes(order.status)) || (ids !== undefined && !ids.includes(order.id)) ||
-    (createdFrom !== undefined && order.createdAt < createdFrom) || (createdTo !== undefined && order.createdAt >= createdTo)) return false
+    (createdFrom !== undefined && order.createdAt < createdFrom) || (createdTo !== undefined && order.createdAt >= createdTo) ||
+    (balance !== undefined && balanceOf(order) !== balance)) return false
   for (const key in query) {
     const value = query[key as keyof StorageListQuery]
     if (value !== undefined && !NOT_EQUALITY.has(key) && order[key as keyof Order] !== value) return false
@@ -42,10 +59,10 @@ function stringId (id: unknown): void {
  * The key of an index run: the status, then the index's field values, joined by NULs; undefined for an
  * order the index does not hold, one without a value of its fields (no store).
  */
-function runKey (status: string, fields: readonly EqualityFilter[], values: Partial<Record<EqualityFilter, unknown>>): string | undefined {
+function runKey (status: string, fields: readonly EqualityFilter[], valueOf: (field: EqualityFilter) => unknown): string | undefined {
   let key = status
   for (const field of fields) {
-    const value = values[field]
+    const value = valueOf(field)
     if (value === undefined) return undefined
     key += `\u0000${value as string}`
   }
@@ -57,9 +74,15 @@ function indexOf (query: StorageListQuery): number {
   return INDEXED.findIndex(fields => EQUALITY.every(field => fields.includes(field) === (query[field] !== undefined)))
 }
 
-/** The sorted indexes of pages, kept in step with every stored change. */
-function pageIndexes () {
+/**
+ * The sorted indexes of pages, kept in step with every stored change. Those by the balance's sign are
+ * built at the first page that asks for one (from `all`, every stored order) and kept from then on:
+ * a host with changes off never asks, and never pays for them.
+ */
+function pageIndexes (all: () => Iterable<Order>) {
   const byIndex = INDEXED.map(() => new Map<string, Order[]>())
+  let balanced = false
+  const kept = (fields: readonly EqualityFilter[]) => balanced || !fields.includes('balance')
   const runOf = (index: number, key: string): Order[] => {
     let orders = byIndex[index]!.get(key)
     if (orders === undefined) byIndex[index]!.set(key, orders = [])
@@ -76,7 +99,8 @@ function pageIndexes () {
     add (order: Order): void {
       statuses.add(order.status)
       INDEXED.forEach((fields, i) => {
-        const key = runKey(order.status, fields, order)
+        if (!kept(fields)) return
+        const key = runKey(order.status, fields, field => fieldOf(order, field))
         if (key !== undefined) insert(runOf(i, key), order)
       })
       if (order.reference === undefined) return
@@ -87,9 +111,11 @@ function pageIndexes () {
     replace (previous: Order, order: Order): void {
       statuses.add(order.status)
       INDEXED.forEach((fields, i) => {
-        // The fields never change (customer and store): an order is in the same indexes at every version.
-        const before = runKey(previous.status, fields, previous)
-        const after = runKey(order.status, fields, order)
+        if (!kept(fields)) return
+        // Customer and store never change, so an order is in the same indexes at every version; its
+        // status and balance move it between runs.
+        const before = runKey(previous.status, fields, field => fieldOf(previous, field))
+        const after = runKey(order.status, fields, field => fieldOf(order, field))
         if (before === undefined || after === undefined) return
         if (before === after) swap(byIndex[i]!.get(before)!, order)
         else {
@@ -109,8 +135,19 @@ function pageIndexes () {
       }
       const index = indexOf(query)
       const fields = INDEXED[index]!
+      if (!kept(fields)) {
+        balanced = true
+        INDEXED.forEach((fields, i) => {
+          if (!fields.includes('balance')) return
+          for (const order of all()) {
+            const key = runKey(order.status, fields, field => fieldOf(order, field))
+            if (key !== undefined) runOf(i, key).push(order)
+          }
+          for (const run of byIndex[i]!.values()) run.sort(comparePositions)
+        })
+      }
       const runs = byIndex[index]!
-      return mergePage([...query.statuses ?? statuses].map(status => runs.get(runKey(status, fields, query)!)), query)
+      return mergePage([...query.statuses ?? statuses].map(status => runs.get(runKey(status, fields, field => query[field])!)), query)
     }
   }
 }
@@ -119,14 +156,14 @@ function pageIndexes () {
  * The orders of a memory storage. `append` stores a change's event: it is called in the same
  * synchronous step as the change, after every check that could refuse it, so both are stored or neither.
  */
-export function memoryOrders (append: (event: OrderEvent) => void, assertNewEvent: (event: OrderEvent) => void): OrdersCapability {
+export function memoryOrders (append: (event: OrderEvent) => void, assertNewEvent: (event: OrderEvent) => void): OrdersCapability & ChangesCapability {
   const byId = new Map<string, Order>()
   const byNumber = new Map<number, Order>()
   // A reference is unique per customer within a store: by reference, customer and store ('' for none,
   // which no store key is), the order that has it.
   const byCustomerReference = new Map<string, Map<string, Map<string, Order>>>()
   const storesOf = (reference: string, customerId: string) => byCustomerReference.get(reference)?.get(customerId)
-  const indexes = pageIndexes()
+  const indexes = pageIndexes(() => byId.values())
   const claims = memoryClaims()
   let lastNumber = 0
 
@@ -180,16 +217,25 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
       .slice(0, query.limit)
   }
 
-  const replace: OrdersCapability['replace'] = async (order, expectedVersion, event) => {
+  const replace: OrdersCapability['replace'] = async (order, expectedVersion, event, claim) => {
     const previous = byId.get(order.id)
     if (previous === undefined || previous.version !== expectedVersion) return false
+    if (claim !== undefined && claims.live(claim.key, event.at) !== undefined) return false
     assertNewEvent(event)
     byId.set(order.id, order)
     byNumber.set(order.number, order)
     if (order.reference !== undefined) storesOf(order.reference, order.customerId)!.set(order.store ?? '', order)
     append(event)
     indexes.replace(previous, order)
+    // A change's claim answers with the order as the change left it, whatever comes after.
+    if (claim !== undefined) claims.store(claim, order.id, order)
     return true
+  }
+
+  const readChangeClaim: ChangesCapability['readChangeClaim'] = async (key, now) => {
+    const live = claims.live(key, now)
+    // A change's key (spelled apart from a create's by the plugin) names a claim stored with its order.
+    return live === undefined ? undefined : { fingerprint: live.fingerprint, order: live.order! }
   }
 
   return {
@@ -197,6 +243,7 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     get: async (id) => byId.get(id),
     list: async (query) => list(query),
     replace,
-    purgeIdempotencyKeys: async (now, limit) => claims.purge(now, limit)
+    purgeIdempotencyKeys: async (now, limit) => claims.purge(now, limit),
+    readChangeClaim
   }
 }

@@ -1,0 +1,92 @@
+// TypeBox schemas of changes after placement: the actions, the ledger an order gains with changes on, the changeOrder body.
+import { Type, type Static, type TSchema, type TUnion, type TUnsafe } from '@sinclair/typebox'
+import { change as limits, order, plugin } from '../limits.js'
+
+const strict = { additionalProperties: false } as const
+
+const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 date-time in UTC with milliseconds' })
+const Actor = Type.String({ minLength: 1, maxLength: order.actorLength, description: 'Who made the change, the actor of the caller\'s scope' })
+const Reason = Type.String({ maxLength: order.reasonLength })
+const LineIndex = Type.Integer({ minimum: 0, maximum: plugin.maxCount - 1, description: 'The line\'s position in `items`, from 0; lines are never removed' })
+const Quantity = Type.Integer({ minimum: 1, maximum: order.maxQuantity })
+const Amount = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'In the currency\'s minor unit (cents)' })
+const PaymentReference = Type.String({ minLength: 1, maxLength: limits.paymentReferenceLength, description: 'The payment\'s or refund\'s id at its provider' })
+
+/** A line as addItem takes it: the rules of a createOrder line. */
+const AddedItem = Type.Object({
+  sku: Type.String({ minLength: 1, maxLength: order.skuLength }),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: order.itemNameLength })),
+  quantity: Quantity,
+  unitPrice: Type.Integer({ minimum: 0, maximum: order.maxUnitPrice, description: 'In the currency\'s minor unit (cents)' })
+}, strict)
+
+const ACTIONS = [
+  Type.Object({ type: Type.Literal('addItem'), item: AddedItem }, { ...strict, description: 'Appends a line' }),
+  Type.Object({ type: Type.Literal('setQuantity'), index: LineIndex, quantity: Type.Integer({ minimum: 0, maximum: order.maxQuantity }) }, { ...strict, description: 'Sets the ordered quantity of a line, never below what was cancelled plus returned' }),
+  Type.Object({ type: Type.Literal('setUnitPrice'), index: LineIndex, unitPrice: AddedItem.properties.unitPrice }, { ...strict, description: 'Reprices a line' }),
+  Type.Object({ type: Type.Literal('cancelItem'), index: LineIndex, quantity: Quantity }, { ...strict, description: 'Cancels part or all of what is open on a line' }),
+  Type.Object({ type: Type.Literal('returnItem'), index: LineIndex, quantity: Quantity }, { ...strict, description: 'Takes back part or all of what is open on a line' }),
+  Type.Object({ type: Type.Literal('recordPayment'), amount: Amount, reference: PaymentReference }, { ...strict, description: 'Money received; skipped when the order has this reference as a payment of this amount' }),
+  Type.Object({ type: Type.Literal('recordRefund'), amount: Amount, reference: PaymentReference }, { ...strict, description: 'Money given back, never above what was paid; skipped when the order has this reference as a refund of this amount' })
+] as const
+
+/**
+ * One action of a change, told apart by `type`: a oneOf with a discriminator, so a wrong action is
+ * reported by the rules of its own type rather than of every type.
+ */
+export const ChangeActionSchema = Type.Unsafe<Static<TUnion<[...typeof ACTIONS]>>>({ oneOf: [...ACTIONS], discriminator: { propertyName: 'type' } })
+
+/** An entry of an order's `payments`: money received or given back, in the order recorded. */
+export const PaymentSchema = Type.Object({
+  kind: Type.Union([Type.Literal('payment'), Type.Literal('refund')]),
+  amount: Amount,
+  reference: PaymentReference,
+  at: Timestamp,
+  by: Type.Optional(Actor)
+}, strict)
+
+/** An entry of an order's `changes`: one applied change, never rewritten. */
+export const OrderChangeSchema = Type.Object({
+  version: Type.Integer({ minimum: 2, description: 'The order\'s version this change made' }),
+  at: Timestamp,
+  by: Type.Optional(Actor),
+  reason: Type.Optional(Reason),
+  actions: Type.Array(ChangeActionSchema, { description: 'The actions applied, skipped ones left out' }),
+  totalBefore: Type.Integer({ minimum: 0 }),
+  totalAfter: Type.Integer({ minimum: 0 })
+}, strict)
+
+/** What a stored line gains with changes on: a quantity that may be 0, and its counters, left out while 0. */
+export const LineCounters = {
+  quantity: Type.Integer({ minimum: 0, maximum: order.maxQuantity, description: 'Ordered; 0 after a setQuantity to 0' }),
+  cancelled: Type.Optional(Type.Integer({ minimum: 1, maximum: order.maxQuantity, description: 'Cancelled so far; absent while 0' })),
+  returned: Type.Optional(Type.Integer({ minimum: 1, maximum: order.maxQuantity, description: 'Returned so far; absent while 0' }))
+}
+
+/** What an order gains with changes on. */
+export const Ledger = {
+  paid: Type.Integer({ minimum: 0, description: 'Payments minus refunds, in minor units' }),
+  balance: Type.Integer({ description: 'total − paid: above 0 the customer owes it, below 0 the shop owes it back' }),
+  payments: Type.Array(PaymentSchema),
+  changes: Type.Array(OrderChangeSchema)
+}
+
+/** getOrderList's `filter.balance`, with changes on. */
+export const BalanceFilter = {
+  balance: Type.Optional(Type.Unsafe<'due' | 'settled' | 'owed'>({ type: 'string', enum: ['due', 'settled', 'owed'], description: 'The sign of the balance: due (above 0), settled (0) or owed (below 0)' }))
+}
+
+/** changeOrder's body. */
+export function changeOrderBodyOf (OrderId: TSchema) {
+  return Type.Object({
+    id: OrderId as TUnsafe<string>,
+    actions: Type.Array(ChangeActionSchema, { minItems: 1, maxItems: limits.maxActions, description: `1 to ${limits.maxActions} actions, applied in order, all or none` }),
+    expectedVersion: Type.Optional(Type.Integer({ minimum: 1, maximum: order.maxVersion })),
+    reason: Type.Optional(Reason),
+    preview: Type.Optional(Type.Boolean({ description: 'true: answers the order as the change would leave it, and stores nothing' }))
+  }, {
+    ...strict,
+    description: 'The example\'s `id` is made up: put the `id` createOrder answered (or one getOrderList lists) in its place.',
+    examples: [{ id: '01a1ffc8468d0000b5bdf050f8a2fa9010a9950926dc3c21', actions: [{ type: 'setQuantity', index: 0, quantity: 1 }, { type: 'recordPayment', amount: 1250, reference: 'pi_3Nf' }], reason: 'one mug fewer' }]
+  })
+}
