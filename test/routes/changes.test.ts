@@ -120,6 +120,12 @@ t.test('authorize is asked for operation changeOrder; false is 403 ORDER_FORBIDD
   t.equal(status, 403)
   t.equal(body.code, 'ORDER_FORBIDDEN')
   t.same(operations, ['createOrder', 'changeOrder'])
+  const misconfigured = await buildApp(t, { ...withRoute, authorize: (_request, operation) => operation === 'changeOrder' ? { customerID: 'x' } as never : true })
+  const other = await createOrder(misconfigured)
+  const invalid = await post(misconfigured, 'changeOrder', { id: other.id, actions: [pay(1, 'p')] })
+  t.equal(invalid.status, 500, 'a scope that breaks the rules fails closed')
+  t.equal(invalid.body.code, 'ORDER_INVALID_SCOPE')
+  t.same((await misconfigured.orders.list()).items, [other], 'nothing changed')
 })
 
 t.test('the scope\'s actor is who made the change and its payments', async t => {
