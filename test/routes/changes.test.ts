@@ -69,9 +69,9 @@ t.test('an action the order does not allow is 409 ORDER_CHANGE_REFUSED naming it
   const returned = await post(app, 'changeOrder', { id: order.id, actions: [{ type: 'returnItem', index: 0, quantity: 1 }] })
   t.match(returned.body, { code: 'ORDER_CHANGE_REFUSED', message: 'actions[0]: returnItem is allowed in shipped or delivered, and the order is pending' })
   t.match((await post(app, 'changeOrder', { id: order.id, actions: [{ type: 'setUnitPrice', index: 1, unitPrice: 1 }] })).body,
-    { code: 'ORDER_CHANGE_REFUSED', message: 'actions[0]: items[1] does not exist: the order has 1 lines' }, 'an index past the last line is a 409')
+    { code: 'ORDER_CHANGE_REFUSED', message: 'actions[0]: items[1] does not exist: the order has 1 line' }, 'an index past the last line is a 409')
   t.match((await post(app, 'changeOrder', { id: order.id, actions: [{ type: 'cancelItem', index: 123456789, quantity: 1 }] })).body,
-    { code: 'ORDER_CHANGE_REFUSED', message: 'actions[0]: items[123456789] does not exist: the order has 1 lines' }, 'however far past')
+    { code: 'ORDER_CHANGE_REFUSED', message: 'actions[0]: items[123456789] does not exist: the order has 1 line' }, 'however far past')
   const stored = (await app.orders.list()).items[0]
   t.same(stored, order, 'all or none: not even the payment before the refused action')
 })
