@@ -271,10 +271,14 @@ export function createOrderService (config: OrderServiceConfig) {
   }
 
   const { changes } = config
+  // Register checks the storage reads change claims when changes are on. A joined storage reads them in
+  // the host's transaction when it can; one that cannot reads those committed, through the storage.
+  const claimsOf = (orders: Partial<ChangesCapability>) => changes === undefined
+    ? {}
+    : unavailableOnFailure((orders.readChangeClaim === undefined ? storage : orders) as ChangesCapability, ['readChangeClaim'])
   const rulesOf = (orders: Pick<OrderStorage, 'create' | 'get' | 'list' | 'replace'> & Partial<ChangesCapability>, changed: (event: OrderEvent) => Promise<void> | void) =>
     orderRules({
-      // readChangeClaim is there when changes are on: register checks the storage has it.
-      storage: unavailableOnFailure(orders as Pick<OrderStorage, 'create' | 'get' | 'list' | 'replace'> & ChangesCapability, changes === undefined ? ['create', 'get', 'list', 'replace'] : ['create', 'get', 'list', 'replace', 'readChangeClaim']),
+      storage: { ...unavailableOnFailure(orders, ['create', 'get', 'list', 'replace']), ...claimsOf(orders) },
       workflow,
       fields,
       freeze: freeze.order,

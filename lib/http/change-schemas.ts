@@ -1,13 +1,14 @@
 // TypeBox schemas of changes after placement: the actions, the ledger an order gains with changes on, the changeOrder body.
 import { Type, type Static, type TSchema, type TUnion, type TUnsafe } from '@sinclair/typebox'
-import { change as limits, order, plugin } from '../limits.js'
+import { change as limits, order } from '../limits.js'
 
 const strict = { additionalProperties: false } as const
 
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 date-time in UTC with milliseconds' })
 const Actor = Type.String({ minLength: 1, maxLength: order.actorLength, description: 'Who made the change, the actor of the caller\'s scope' })
 const Reason = Type.String({ maxLength: order.reasonLength })
-const LineIndex = Type.Integer({ minimum: 0, maximum: plugin.maxCount - 1, description: 'The line\'s position in `items`, from 0; lines are never removed' })
+// Any index past the last line is the order's to refuse (409), not the schema's.
+const LineIndex = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'The line\'s position in `items`, from 0; lines are never removed' })
 const Quantity = Type.Integer({ minimum: 1, maximum: order.maxQuantity })
 const Amount = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'In the currency\'s minor unit (cents)' })
 const PaymentReference = Type.String({ minLength: 1, maxLength: limits.paymentReferenceLength, description: 'The payment\'s or refund\'s id at its provider' })

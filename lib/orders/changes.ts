@@ -102,7 +102,7 @@ export function applyChange (order: OrderWithChanges, actions: readonly ChangeAc
       } else {
         const { index } = action
         const line = items[index]
-        if (line === undefined) throw refused(position, `items[${index}] does not exist: the order has ${items.length} lines`)
+        if (line === undefined) throw refused(position, `items[${index}] does not exist: the order has ${items.length} line${items.length === 1 ? '' : 's'}`)
         items[index] = changedLine(line, action, position)
       }
       total = totalOf(items)

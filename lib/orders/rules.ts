@@ -40,7 +40,7 @@ export interface OrderRules {
 }
 
 /** What a write decided on the order as stored: the order to store with its event, or the answer without a write. */
-type Decision = { next: Order, event: OrderReplacedEvent } | { unchanged: Order }
+type Decision = { next: Order, event: OrderReplacedEvent } | { answer: Order }
 
 export interface OrderRulesConfig {
   /** Its failures are already ORDER_STORAGE_UNAVAILABLE; `readChangeClaim` is there whenever changes are on. */
@@ -207,7 +207,7 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
       }
       if (current.version === lostAt) throw claim === undefined ? new codes.ORDER_VERSION_CONFLICT(id, lostAt) : new codes.ORDER_IDEMPOTENCY_IN_PROGRESS()
       const decision = await decide(current)
-      if ('unchanged' in decision) return { order: decision.unchanged, replayed: false }
+      if ('answer' in decision) return { order: decision.answer, replayed: false }
       if (await storage.replace(decision.next, current.version, decision.event, claim)) {
         await changed(decision.event)
         return { order: decision.next, replayed: false }
@@ -236,7 +236,7 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
       const customFields = fields.patched(current, input)
       if (current.status === status) {
         if (customFields !== undefined) throw new codes.ORDER_INVALID_TRANSITION(current.status, status, `custom fields change only with a move, and ${workflow.whereFrom(current.status)}`)
-        return { unchanged: current }
+        return { answer: current }
       }
       if (!workflow.allows(current.status, status)) {
         throw new codes.ORDER_INVALID_TRANSITION(current.status, status, workflow.whereFrom(current.status))
@@ -262,14 +262,14 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
       : claimOf(idempotencyKey, scope, changeFingerprintOf(input), new Date(Date.now() + idempotencyTtl).toISOString(), 'change')
     // A replay answers as the first call did, even when the order moved on since.
     const replay = claim === undefined ? undefined : await replayedChange(claim)
-    if (replay !== undefined) return { order: withLedger(replay), replayed: true }
+    if (replay !== undefined) return { order: replay as OrderWithChanges, replayed: true }
     const { order, replayed } = await replaced(input.id, input.expectedVersion, options, async current => {
       const stored = current as OrderWithChanges
       const { after, applied } = applyChange(stored, input.actions, settings, { at: changedAt(current), by: scope?.actor, reason: input.reason })
-      if (applied.length === 0) return { unchanged: current }
+      if (applied.length === 0) return { answer: current }
       // Decided on this version: the compare-and-set stores the change only if the order is still at it.
       if (settings.guard !== undefined) await runChangeGuard(settings.guard, proposalOf(stored, input, after, scope))
-      if (preview) return { unchanged: after }
+      if (preview) return { answer: after }
       return { next: after, event: changedEvent(after, after.changes.at(-1)!) }
     }, claim)
     return { order: order as OrderWithChanges, replayed }

@@ -69,7 +69,9 @@ t.test('an action the order does not allow is 409 ORDER_CHANGE_REFUSED naming it
   const returned = await post(app, 'changeOrder', { id: order.id, actions: [{ type: 'returnItem', index: 0, quantity: 1 }] })
   t.match(returned.body, { code: 'ORDER_CHANGE_REFUSED', message: 'actions[0]: returnItem is allowed in shipped or delivered, and the order is pending' })
   t.match((await post(app, 'changeOrder', { id: order.id, actions: [{ type: 'setUnitPrice', index: 1, unitPrice: 1 }] })).body,
-    { code: 'ORDER_CHANGE_REFUSED', message: 'actions[0]: items[1] does not exist: the order has 1 lines' }, 'an index past the last line is a 409')
+    { code: 'ORDER_CHANGE_REFUSED', message: 'actions[0]: items[1] does not exist: the order has 1 line' }, 'an index past the last line is a 409')
+  t.match((await post(app, 'changeOrder', { id: order.id, actions: [{ type: 'cancelItem', index: 123456789, quantity: 1 }] })).body,
+    { code: 'ORDER_CHANGE_REFUSED', message: 'actions[0]: items[123456789] does not exist: the order has 1 line' }, 'however far past')
   const stored = (await app.orders.list()).items[0]
   t.same(stored, order, 'all or none: not even the payment before the refused action')
 })
@@ -120,6 +122,12 @@ t.test('authorize is asked for operation changeOrder; false is 403 ORDER_FORBIDD
   t.equal(status, 403)
   t.equal(body.code, 'ORDER_FORBIDDEN')
   t.same(operations, ['createOrder', 'changeOrder'])
+  const misconfigured = await buildApp(t, { ...withRoute, authorize: (_request, operation) => operation === 'changeOrder' ? { customerID: 'x' } as never : true })
+  const other = await createOrder(misconfigured)
+  const invalid = await post(misconfigured, 'changeOrder', { id: other.id, actions: [pay(1, 'p')] })
+  t.equal(invalid.status, 500, 'a scope that breaks the rules fails closed')
+  t.equal(invalid.body.code, 'ORDER_INVALID_SCOPE')
+  t.same((await misconfigured.orders.list()).items, [other], 'nothing changed')
 })
 
 t.test('the scope\'s actor is who made the change and its payments', async t => {

@@ -64,3 +64,17 @@ t.test('a change in the host\'s transaction: its guard runs there, and its chang
   await eventually('the changed listener runs after the commit', () => heard.length === 1)
   t.same(heard, [2])
 })
+
+t.test('a joined storage without readChangeClaim has a change\'s key read through the storage: a retry in another transaction replays', async t => {
+  const storage = memoryStorage()
+  const { readChangeClaim: _, ...joined } = storage
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await app.register(orderPlugin, { storage: { ...storage, joinTransaction: () => ({ ...joined, settled: async () => true }) } as OrderStorage, changes: true })
+  const order = await app.orders.create(orderBody())
+  const change = { id: order.id, actions: [{ type: 'cancelItem' as const, index: 0, quantity: 1 }] }
+  const first = await app.orders.withTransaction(client).change(change, { idempotencyKey: 'k' })
+  const retried = await app.orders.withTransaction(client).change(change, { idempotencyKey: 'k' })
+  t.same(retried, first, 'the first change\'s order')
+  t.equal((await storage.get(order.id))!.version, 2, 'stored once')
+})
