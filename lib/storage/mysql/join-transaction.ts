@@ -57,8 +57,8 @@ export function joinTransaction (tables: Tables, settled: JoinedStorage['settled
   if (isPool(connection)) {
     throw new codes.ORDER_INVALID_OPTIONS('withTransaction needs the connection of a transaction, not a pool: take one with pool.getConnection(), run beginTransaction() on it, pass it here, then commit() and release() it')
   }
-  const given = connection as { query?: unknown, beginTransaction?: unknown } | null
-  if (typeof given?.query !== 'function' || typeof given.beginTransaction !== 'function') {
+  const given = connection as { query?: unknown, execute?: unknown, beginTransaction?: unknown } | null
+  if (typeof given?.query !== 'function' || typeof given.execute !== 'function' || typeof given.beginTransaction !== 'function') {
     throw new codes.ORDER_INVALID_OPTIONS('withTransaction needs the mysql2/promise connection the transaction runs on: one from pool.getConnection(), on which beginTransaction() ran')
   }
   const session: Session = sessionOf(given as Parameters<typeof sessionOf>[0])
