@@ -13,7 +13,7 @@ export type Transaction = <T>(work: (session: Session) => Promise<T>) => Promise
  * createOrder's statements, in `transaction`. Nothing of a create may stay when it does not store its
  * order: a taken reference removes the claim it made, and in the host's transaction (`joined`), where
  * a failed statement undoes only itself, an event that cannot be stored removes the order and claim
- * written before it. (A savepoint would undo whatever else the host sent meanwhile.)
+ * written before it (and join-transaction.ts rolls the call back to its savepoint after any error).
  */
 export function createOrder ({ orders, keys, events }: Tables, transaction: Transaction, joined = false): OrdersCapability['create'] {
   const claimKey = `INSERT INTO ${keys} (key_hash, fingerprint, order_id, expires_at) VALUES (?, ?, ?, ?)`
