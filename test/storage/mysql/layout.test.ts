@@ -95,8 +95,8 @@ else {
     // An app user that may not run DDL starts on it: init runs no statement that changes the layout.
     const statements: string[] = []
     const watched = Object.assign(Object.create(db.client), {
-      query: (options: { sql: string }, values?: unknown) => { statements.push(options.sql); return db.client.query(options as never, values as never) },
-      execute: (options: { sql: string }, values?: unknown) => { statements.push(options.sql); return db.client.execute(options as never, values as never) }
+      query: (options: string | { sql: string }, values?: unknown) => { statements.push(typeof options === 'string' ? options : options.sql); return db.client.query(options as never, values as never) },
+      execute: (options: string | { sql: string }, values?: unknown) => { statements.push(typeof options === 'string' ? options : options.sql); return db.client.execute(options as never, values as never) }
     })
     await mysqlStorage({ client: watched, table }).init()
     t.ok(statements.length > 0 && statements.every(sql => /^(SELECT|SHOW) /.test(sql)), 'only reads')

@@ -92,7 +92,8 @@ else {
       execute: pool.execute.bind(pool),
       async getConnection () {
         const connection = await pool.getConnection()
-        const through = (options: { sql: string }, values?: unknown) => query(connection, options, values)
+        // A write's statement comes as bare text, a read's as options.
+        const through = (options: string | { sql: string }, values?: unknown) => query(connection, typeof options === 'string' ? { sql: options } : options, values)
         return Object.assign(Object.create(connection), { ...also(connection), query: through, execute: through })
       }
     } as never

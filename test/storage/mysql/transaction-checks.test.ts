@@ -30,8 +30,8 @@ else {
         sent.push(typeof options === 'string' ? options : options.sql)
         return connection.query(options as never, values as never)
       },
-      execute: (options: { sql: string }, values?: unknown) => {
-        sent.push(options.sql)
+      execute: (options: string | { sql: string }, values?: unknown) => {
+        sent.push(typeof options === 'string' ? options : options.sql)
         return connection.execute(options as never, values as never)
       }
     })
