@@ -1,15 +1,17 @@
-// How the MySQL storage talks to mysql2: one query function per connection, transactions retried on a lost race, and text as columns hold it.
+// How the MySQL storage talks to mysql2: values bound as bytes in prepared statements, transactions retried on a lost race, and text as columns hold it.
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /** What the adapter needs of a `mysql2/promise` pool: statements, and connections lent for a transaction. */
 export interface MysqlClient {
   query: (options: any, values?: any) => Promise<[any, any]>
+  execute: (options: any, values?: any) => Promise<[any, any]>
   getConnection: () => Promise<MysqlConnection>
 }
 
 /** A connection of the pool (or the host's, inside its transaction). */
 export interface MysqlConnection {
   query: (options: any, values?: any) => Promise<[any, any]>
+  execute: (options: any, values?: any) => Promise<[any, any]>
   release?: () => void
   destroy?: () => void
 }
@@ -30,23 +32,78 @@ export interface Session {
   write: Write
 }
 
-// Per-statement options that override the host's pool options this adapter reads rows by.
-const READ_AS = { rowsAsArray: false, nestTables: false, typeCast: true, supportBigNumbers: true, bigNumberStrings: true, dateStrings: true }
+/**
+ * A read's statement with the options that override the host's pool options this adapter reads rows
+ * by. A write returns no rows, so it is sent as bare text: mysql2 copies an options object into a
+ * command of its own on every call, which cost a create more of Node's time than its SQL.
+ */
+function readOf (sql: string) {
+  return { sql, rowsAsArray: false, nestTables: false, typeCast: true, supportBigNumbers: true, bigNumberStrings: true, dateStrings: true }
+}
 
-export function sessionOf (connection: Pick<MysqlConnection, 'query'>): Session {
+/**
+ * A value as a parameter the server takes as it is whatever the session: text as its UTF-8 bytes,
+ * which mysql2 sends as a binary parameter (a string it would encode in the connection's charset, so
+ * latin1 or cp1251 would turn a 4-byte character into `?`), never spliced into the statement, so no
+ * `sql_mode` (NO_BACKSLASH_ESCAPES) reads it as SQL.
+ */
+function bytesOf (value: unknown): unknown {
+  return typeof value === 'string' ? Buffer.from(value, 'utf8') : value
+}
+
+/**
+ * The statement and its parameters: an array (`IN (?)`) becomes one placeholder per value, its length
+ * rounded up to a power of two by repeating its last value, so a statement has a few forms rather than
+ * one per length (each form a prepared statement on every connection, which the server counts).
+ */
+function prepared (sql: string, values: unknown[]): [string, unknown[]] {
+  if (!values.some(Array.isArray)) return [sql, values.map(bytesOf)]
+  const bound: unknown[] = []
+  let next = 0
+  const text = sql.replace(/\?/g, () => {
+    const value = values[next++]
+    if (!Array.isArray(value)) {
+      bound.push(bytesOf(value))
+      return '?'
+    }
+    const width = 2 ** Math.ceil(Math.log2(value.length))
+    for (let i = 0; i < width; i++) bound.push(bytesOf(value[Math.min(i, value.length - 1)]))
+    return Array.from({ length: width }, () => '?').join(', ')
+  })
+  return [text, bound]
+}
+
+export function sessionOf (connection: Pick<MysqlConnection, 'query' | 'execute'>): Session {
+  // A statement with values is prepared (mysql2 keeps it per connection) and executed with them bound;
+  // one without (a transaction's START and COMMIT, DDL, the sequencer's positions) is sent as it is.
   return {
-    run: async <Row>(sql: string, values: unknown[] = []) => (await connection.query({ sql, values, ...READ_AS }))[0] as Row[],
+    run: async <Row>(sql: string, values: unknown[] = []) => {
+      const [text, bound] = prepared(sql, values)
+      const [rows] = await (bound.length === 0 ? connection.query(readOf(text)) : connection.execute(readOf(text), bound))
+      return rows as Row[]
+    },
     write: async (sql, values = []) => {
-      const [result] = await connection.query({ sql, values, ...READ_AS })
+      const [text, bound] = prepared(sql, values)
+      const [result] = await (bound.length === 0 ? connection.query(text) : connection.execute(text, bound))
       return { affectedRows: Number(result.affectedRows), insertId: Number(result.insertId) }
     }
   }
 }
 
+/** SQL reading a utf8mb4 text column (`expression`) as its bytes: the server converts text to the connection's charset, which may not hold it. */
+export function textBytes (expression: string): string {
+  return `CAST(${expression} AS BINARY)`
+}
+
+/** The JSON a text column held, read through textBytes. */
+export function parsedJson (bytes: Buffer): any {
+  return JSON.parse(bytes.toString('utf8'))
+}
+
 /** A `mysql2/promise` pool: it lends connections and keeps the callback pool as `pool`. */
 export function isPool (client: unknown): client is MysqlClient {
   const pool = client as Partial<MysqlClient> & { pool?: unknown } | null | undefined
-  return typeof pool?.query === 'function' && typeof pool.getConnection === 'function' && typeof pool.pool === 'object' && pool.pool !== null
+  return typeof pool?.query === 'function' && typeof pool.execute === 'function' && typeof pool.getConnection === 'function' && typeof pool.pool === 'object' && pool.pool !== null
 }
 
 // InnoDB's answers to a lost race: a deadlock (the transaction was rolled back) and a lock wait timeout.

@@ -19,6 +19,29 @@ const LONGEST_LOOK = 500
 const IN_PROGRESS = new Set([1205, 3572])
 
 /**
+ * Runs each call's statements on `session` behind a savepoint, rolled back to on any error and
+ * released on success: a failed statement undoes only itself (a lock wait timeout, 1205, with
+ * innodb_rollback_on_timeout off, the default), so without it the call's earlier writes (a move's
+ * event, a create's idempotency claim) would stay in the host's transaction and commit with it. A
+ * deadlock has rolled the whole transaction back, savepoint and all, so that rollback may itself fail:
+ * the call's own error is the one passed on. Calls on one connection run one at a time (as the host's
+ * awaits make them): another statement sent on it meanwhile would be undone with the call.
+ */
+function withSavepoint (session: Session): Transaction {
+  return async work => {
+    await session.write('SAVEPOINT fastify_order_call')
+    try {
+      const result = await work(session)
+      await session.write('RELEASE SAVEPOINT fastify_order_call')
+      return result
+    } catch (err) {
+      await session.write('ROLLBACK TO SAVEPOINT fastify_order_call').catch(() => {})
+      throw err
+    }
+  }
+}
+
+/**
  * Whether the transaction that wrote the event `eventId` has ended, and how, asked on the storage's
  * own pool: a locking read of the event that does not wait (`FOR UPDATE NOWAIT`, in both MySQL 8 and
  * MariaDB) fails while the writer's transaction still holds the row, finds it once that committed, and
@@ -47,9 +70,9 @@ export function settledOf ({ events }: Tables, pool: MysqlClient): JoinedStorage
 }
 
 /**
- * Orders whose statements run on `connection`, inside the host's transaction. A pool is refused:
- * its statements would each run, and commit, on any connection. A lost race (InnoDB rolled the
- * host's transaction back) is the host's to retry: a move is ORDER_VERSION_CONFLICT, as is a move
+ * Orders whose statements run on `connection`, inside the host's transaction, each call behind a
+ * savepoint so that nothing of a call that fails stays there. A pool is refused: its statements would
+ * each run, and commit, on any connection. A lost race is the host's to retry: a move is ORDER_VERSION_CONFLICT, as is a move
  * whose order another writer changed meanwhile. The open
  * transaction is checked at the first call, once for all the calls of this withTransaction (one per
  * transaction: a connection of the pool serves many, so no more than that can be remembered).
@@ -58,12 +81,12 @@ export function joinTransaction (tables: Tables, settled: JoinedStorage['settled
   if (isPool(connection)) {
     throw new codes.ORDER_INVALID_OPTIONS('withTransaction needs the connection of a transaction, not a pool: take one with pool.getConnection(), run beginTransaction() on it, pass it here, then commit() and release() it')
   }
-  const given = connection as { query?: unknown, beginTransaction?: unknown } | null
-  if (typeof given?.query !== 'function' || typeof given.beginTransaction !== 'function') {
+  const given = connection as { query?: unknown, execute?: unknown, beginTransaction?: unknown } | null
+  if (typeof given?.query !== 'function' || typeof given.execute !== 'function' || typeof given.beginTransaction !== 'function') {
     throw new codes.ORDER_INVALID_OPTIONS('withTransaction needs the mysql2/promise connection the transaction runs on: one from pool.getConnection(), on which beginTransaction() ran')
   }
   const session: Session = sessionOf(given as Parameters<typeof sessionOf>[0])
-  const transaction: Transaction = work => work(session)
+  const transaction = withSavepoint(session)
   const replace = replaceWith(tables, transaction, true)
   const create = createOrder(tables, transaction, true)
   const get = getOrder(tables, session)

@@ -21,6 +21,7 @@ import { recordOutcomes } from './sql/record-outcomes.js'
 import { redeliver } from './sql/redeliver.js'
 import { release } from './sql/release.js'
 import { replaceOrder } from './sql/replace-order.js'
+import { checkSession, watchedPool } from './session-settings.js'
 import { sequenceEvents } from './sql/sequence-events.js'
 import { tablesOf } from './tables.js'
 import { initSchema, upgradeSchema } from './upgrade.js'
@@ -55,15 +56,19 @@ const check = optionChecker('mysqlStorage: ', codes.ORDER_INVALID_OPTIONS)
  */
 export function mysqlStorage (options: MysqlStorageOptions): Required<Omit<OrderStorage, 'feedHealth'>> {
   check.known(options, ['client', 'table'], '{ client: pool }')
-  const { client, table = 'fastify_orders' } = options
-  if (!isPool(client)) throw check.invalid('client must be a mysql2/promise pool: mysql.createPool(…) from \'mysql2/promise\', or pool.promise() of a mysql2 pool')
+  if (!isPool(options.client)) throw check.invalid('client must be a mysql2/promise pool: mysql.createPool(…) from \'mysql2/promise\', or pool.promise() of a mysql2 pool')
+  const { table = 'fastify_orders' } = options
+  const client = watchedPool(options.client)
   const tables = tablesOf(table)
   const session = sessionOf(client)
   const transaction: Transaction = work => inTransaction(client, work)
   const sequence = sequenceEvents(tables, client)
   const settled = settledOf(tables, client)
   return {
-    init: () => initSchema(client, tables),
+    async init () {
+      await checkSession(client)
+      await initSchema(client, tables)
+    },
     create: createOrder(tables, transaction),
     get: getOrder(tables, session),
     list: listOrders(tables, session),

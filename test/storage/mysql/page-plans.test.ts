@@ -137,7 +137,9 @@ else {
   /** The statement `list` sends, with its values. */
   async function statementOf (query: StorageListQuery): Promise<{ sql: string, values: unknown[] }> {
     const sent: Array<{ sql: string, values: unknown[] }> = []
-    const watched = Object.assign(Object.create(db.client), { query: (options: { sql: string, values: unknown[] }) => { sent.push(options); return db.client.query(options as never) } })
+    const watched = Object.assign(Object.create(db.client), {
+      execute: (options: { sql: string }, values: unknown[]) => { sent.push({ sql: options.sql, values }); return db.client.execute(options as never, values as never) }
+    })
     await mysqlStorage({ client: watched, table }).list(query)
     return sent[0]!
   }

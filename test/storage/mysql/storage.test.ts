@@ -81,21 +81,26 @@ else {
   })
 
   /**
-   * `pool` as a storage's client whose connections send each statement through `query`, given the pool's own
-   * connection to send it on (`send`); `also` gives a connection other methods of its own.
+   * `pool` as a storage's client whose connections send each statement (queried or executed) through `query`,
+   * given the pool's own connection to send it on (`send`); `also` gives a connection other methods of its own.
    */
   function throughQuery (pool: Pool, query: (connection: PoolConnection, options: { sql: string }, values: unknown) => Promise<unknown>,
     also: (connection: PoolConnection) => object = () => ({})): MysqlClient {
     return {
       pool: pool.pool,
       query: pool.query.bind(pool),
+      execute: pool.execute.bind(pool),
       async getConnection () {
         const connection = await pool.getConnection()
-        return Object.assign(Object.create(connection), { ...also(connection), query: (options: { sql: string }, values?: unknown) => query(connection, options, values) })
+        // A write's statement comes as bare text, a read's as options.
+        const through = (options: string | { sql: string }, values?: unknown) => query(connection, typeof options === 'string' ? { sql: options } : options, values)
+        return Object.assign(Object.create(connection), { ...also(connection), query: through, execute: through })
       }
     } as never
   }
-  const send = (connection: PoolConnection, options: { sql: string }, values: unknown) => connection.query(options as never, values as never)
+  // The storage executes a statement with values (prepared) and queries one without.
+  const send = (connection: PoolConnection, options: { sql: string }, values: unknown) =>
+    values === undefined ? connection.query(options as never) : connection.execute(options as never, values as never)
 
   /** A pool whose connections fail `times` statements that match `pattern` with `error`, then behave. */
   function failing (pattern: RegExp, times: number, error: () => object): MysqlClient & { failures: () => number } {

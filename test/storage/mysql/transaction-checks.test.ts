@@ -29,6 +29,10 @@ else {
       query: (options: string | { sql: string }, values?: unknown) => {
         sent.push(typeof options === 'string' ? options : options.sql)
         return connection.query(options as never, values as never)
+      },
+      execute: (options: string | { sql: string }, values?: unknown) => {
+        sent.push(typeof options === 'string' ? options : options.sql)
+        return connection.execute(options as never, values as never)
       }
     })
     return { connection, watched, sent }

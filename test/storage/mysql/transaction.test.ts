@@ -93,15 +93,15 @@ else {
     const storage = await db.storage()
     const order = orderOf()
     await storeOrder(storage, order)
-    const deadlocked = (connection: PoolConnection) => Object.assign(Object.create(connection), {
-      query: async () => { throw Object.assign(new Error('Deadlock found'), { errno: 1213 } as never) }
-    })
+    const deadlock = async () => { throw Object.assign(new Error('Deadlock found'), { errno: 1213 } as never) }
+    const deadlocked = (connection: PoolConnection) => Object.assign(Object.create(connection), { query: deadlock, execute: deadlock })
     await db.transaction(async connection => {
       const joined = storage.joinTransaction(deadlocked(connection as PoolConnection))
       const paid = statusChangedEvent(moved(order, 'paid'), 'pending')
       await t.rejects(joined.replace(paid.order, 1, paid), { code: 'ORDER_VERSION_CONFLICT' })
       await t.rejects(joined.create(orderOf(), createdEvent(orderOf())), { errno: 1213 } as never)
-      const broken = storage.joinTransaction(Object.assign(Object.create(connection as object), { query: async () => { throw new Error('gone') } }))
+      const gone = async () => { throw new Error('gone') }
+      const broken = storage.joinTransaction(Object.assign(Object.create(connection as object), { query: gone, execute: gone }))
       await t.rejects(broken.replace(paid.order, 1, paid), { message: 'gone' })
     }, false)
   })
@@ -122,7 +122,8 @@ else {
     await open.commit()
     await outcome
     t.equal(settled, true)
-    const failing = mysqlStorage({ client: { pool: db.client.pool, getConnection: () => db.client.getConnection(), query: async () => { throw new Error('down') } } as never, table: 'whatever' })
+    const down = async () => { throw new Error('down') }
+    const failing = mysqlStorage({ client: { pool: db.client.pool, getConnection: () => db.client.getConnection(), query: down, execute: down } as never, table: 'whatever' })
     const connection = await db.client.getConnection()
     t.teardown(() => connection.release())
     await t.rejects(failing.joinTransaction(connection).settled(event.id, new AbortController().signal), { message: 'down' })

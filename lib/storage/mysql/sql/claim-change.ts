@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto'
 import type { Order } from '../../../http/schemas.js'
 import type { ChangesCapability, IdempotencyClaim } from '../../order-storage.js'
-import { columnText, duplicateKey, type Session } from '../client.js'
+import { columnText, duplicateKey, parsedJson, textBytes, type Session } from '../client.js'
 import type { Tables } from '../tables.js'
 
 /** The key as the keys table holds it: the SHA-256 of the scoped key, as a create's. */
@@ -44,9 +44,9 @@ export function changeClaims ({ keys }: Tables) {
 export function readChangeClaim ({ keys }: Tables, session: Session, locking = false): ChangesCapability['readChangeClaim'] {
   // A create's key has no answer: it is never a change's, whose spelling differs. In the host's
   // transaction (`locking`), the read sees claims committed after its snapshot, as the claim's insert does.
-  const text = `SELECT fingerprint, answer FROM ${keys} WHERE key_hash = ? AND expires_at > ? AND answer IS NOT NULL${locking ? ' LOCK IN SHARE MODE' : ''}`
+  const text = `SELECT ${textBytes('fingerprint')} AS fingerprint, ${textBytes('answer')} AS answer FROM ${keys} WHERE key_hash = ? AND expires_at > ? AND answer IS NOT NULL${locking ? ' LOCK IN SHARE MODE' : ''}`
   return async function readChangeClaim (key, now) {
-    const [row] = await session.run<{ fingerprint: string, answer: string }>(text, [keyHashOf(key), now])
-    return row === undefined ? undefined : { fingerprint: JSON.parse(row.fingerprint), order: JSON.parse(row.answer) }
+    const [row] = await session.run<{ fingerprint: Buffer, answer: Buffer }>(text, [keyHashOf(key), now])
+    return row === undefined ? undefined : { fingerprint: parsedJson(row.fingerprint), order: parsedJson(row.answer) }
   }
 }

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto'
 import { eventJson } from '../../../feed/events.js'
 import type { CreateResult, OrdersCapability } from '../../order-storage.js'
-import { columnText, duplicateKey, lostRace, type Session } from '../client.js'
+import { columnText, duplicateKey, lostRace, parsedJson, textBytes, type Session } from '../client.js'
 import { orderIndexes, type Tables } from '../tables.js'
 import { ORDER_DOCUMENT, orderColumns } from './get-order.js'
 
@@ -13,12 +13,12 @@ export type Transaction = <T>(work: (session: Session) => Promise<T>) => Promise
  * createOrder's statements, in `transaction`. Nothing of a create may stay when it does not store its
  * order: a taken reference removes the claim it made, and in the host's transaction (`joined`), where
  * a failed statement undoes only itself, an event that cannot be stored removes the order and claim
- * written before it. (A savepoint would undo whatever else the host sent meanwhile.)
+ * written before it (and join-transaction.ts rolls the call back to its savepoint after any error).
  */
 export function createOrder ({ orders, keys, events }: Tables, transaction: Transaction, joined = false): OrdersCapability['create'] {
   const claimKey = `INSERT INTO ${keys} (key_hash, fingerprint, order_id, expires_at) VALUES (?, ?, ?, ?)`
   // A locking read sees the claim as committed now, whatever snapshot the transaction holds.
-  const readClaim = `SELECT fingerprint, order_id, CAST(expires_at AS CHAR) AS expires_at FROM ${keys} WHERE key_hash = ? LOCK IN SHARE MODE`
+  const readClaim = `SELECT ${textBytes('fingerprint')} AS fingerprint, order_id, CAST(expires_at AS CHAR) AS expires_at FROM ${keys} WHERE key_hash = ? LOCK IN SHARE MODE`
   const readOrder = `SELECT ${ORDER_DOCUMENT} FROM ${orders} WHERE id = ?`
   const takeOver = `UPDATE ${keys} SET fingerprint = ?, order_id = ?, expires_at = ? WHERE key_hash = ?`
   const unclaim = `DELETE FROM ${keys} WHERE key_hash = ? AND order_id = ?`
@@ -35,10 +35,10 @@ export function createOrder ({ orders, keys, events }: Tables, transaction: Tran
       } catch (err) {
         if (duplicateKey(err) !== 'PRIMARY') throw err
         // The duplicate left this transaction a shared lock on the claim: no one removes or takes it meanwhile.
-        const [live] = await run<{ fingerprint: string, order_id: Buffer, expires_at: string }>(readClaim, [keyHash]) as [{ fingerprint: string, order_id: Buffer, expires_at: string }]
+        const [live] = await run<{ fingerprint: Buffer, order_id: Buffer, expires_at: string }>(readClaim, [keyHash]) as [{ fingerprint: Buffer, order_id: Buffer, expires_at: string }]
         if (live.expires_at > order.createdAt) {
-          const [first] = await run<{ document: string }>(readOrder, [live.order_id])
-          return first === undefined ? { created: false, inProgress: true } : { created: false, order: JSON.parse(first.document), fingerprint: JSON.parse(live.fingerprint) }
+          const [first] = await run<{ document: Buffer }>(readOrder, [live.order_id])
+          return first === undefined ? { created: false, inProgress: true } : { created: false, order: parsedJson(first.document), fingerprint: parsedJson(live.fingerprint) }
         }
         // Expired: taken over. Two creates taking it over at once deadlock, and the loser runs again.
         await write(takeOver, [JSON.stringify(claim.fingerprint), columns[0], claim.expiresAt, keyHash])

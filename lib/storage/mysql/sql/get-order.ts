@@ -2,14 +2,14 @@
 import type { NewOrder } from '../../../http/schemas.js'
 import { balanceSign } from '../../balance-sign.js'
 import type { OrdersCapability } from '../../order-storage.js'
-import { columnText, type Session } from '../client.js'
+import { columnText, parsedJson, textBytes, type Session } from '../client.js'
 import type { Tables } from '../tables.js'
 
 /**
  * The order as stored: the document is the order's JSON without its number (drawn from AUTO_INCREMENT
- * by the insert itself), which a read puts first again.
+ * by the insert itself), which a read puts first again, read as bytes (textBytes).
  */
-export const ORDER_DOCUMENT = 'CONCAT(\'{"number":\', number, \',\', SUBSTRING(document, 2)) AS document'
+export const ORDER_DOCUMENT = `${textBytes('CONCAT(\'{"number":\', number, \',\', SUBSTRING(document, 2))')} AS document`
 
 /** The columns of an order as every write stores them: id, customer_id, status, store, reference, created_at, version, document, balance_sign. */
 export function orderColumns (order: NewOrder): unknown[] {
@@ -24,7 +24,7 @@ export function orderColumns (order: NewOrder): unknown[] {
 export function getOrder ({ orders }: Tables, session: Session): OrdersCapability['get'] {
   const text = `SELECT ${ORDER_DOCUMENT} FROM ${orders} WHERE id = ?`
   return async function get (id) {
-    const [row] = await session.run<{ document: string }>(text, [columnText(id)])
-    return row === undefined ? undefined : JSON.parse(row.document)
+    const [row] = await session.run<{ document: Buffer }>(text, [columnText(id)])
+    return row === undefined ? undefined : parsedJson(row.document)
   }
 }

@@ -1,6 +1,6 @@
 // listDeadLetters on MySQL: a page of a subscription's dead letters in feed order, after a dead letter or an event of the feed.
 import type { StoredDeadLetter, SubscriptionsCapability } from '../../order-storage.js'
-import type { Session } from '../client.js'
+import { parsedJson, textBytes, type Session } from '../client.js'
 import type { Tables } from '../tables.js'
 
 export function listDeadLetters ({ events, deadLetters }: Tables, session: Session): SubscriptionsCapability['listDeadLetters'] {
@@ -8,14 +8,14 @@ export function listDeadLetters ({ events, deadLetters }: Tables, session: Sessi
   // else by the feed.
   const after = `SELECT COALESCE((SELECT position FROM ${deadLetters} WHERE name = ? AND event_id = ?),
     (SELECT position FROM ${events} WHERE id = ?)) AS position`
-  const page = `SELECT event, attempts, error, CAST(at AS CHAR) AS at FROM ${deadLetters}
+  const page = `SELECT ${textBytes('event')} AS event, attempts, ${textBytes('error')} AS error, CAST(at AS CHAR) AS at FROM ${deadLetters}
     WHERE name = ? AND position > ? ORDER BY position LIMIT ?`
 
   return async (name, query): Promise<StoredDeadLetter[] | undefined> => {
     let from: string | null = '0'
     if (query.after !== undefined) [{ position: from }] = await session.run<{ position: string | null }>(after, [name, query.after, query.after]) as [{ position: string | null }]
     if (from === null) return undefined
-    const rows = await session.run<{ event: string, attempts: number, error: string, at: string }>(page, [name, from, query.limit])
-    return rows.map(({ event, attempts, error, at }) => ({ event: JSON.parse(event), attempts, error: JSON.parse(error), at }))
+    const rows = await session.run<{ event: Buffer, attempts: number, error: Buffer, at: string }>(page, [name, from, query.limit])
+    return rows.map(({ event, attempts, error, at }) => ({ event: parsedJson(event), attempts, error: parsedJson(error), at }))
   }
 }

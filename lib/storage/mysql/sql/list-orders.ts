@@ -2,7 +2,7 @@
 import type { Order } from '../../../http/schemas.js'
 import { balanceSigns } from '../../balance-sign.js'
 import type { OrdersCapability, StorageListQuery } from '../../order-storage.js'
-import { columnText, type Session } from '../client.js'
+import { columnText, parsedJson, type Session } from '../client.js'
 import { orderIndexes, type Tables } from '../tables.js'
 import { ORDER_DOCUMENT } from './get-order.js'
 
@@ -92,7 +92,7 @@ export function listOrders ({ orders }: Tables, session: Session): OrdersCapabil
     const walkParams = (values: unknown[]) => [...params.slice(0, shared), ...values, ...params.slice(shared), limit]
     const text = walks.length === 1 ? walk : `${walks.map(() => `(${walk})`).join(' UNION ALL ')} ${orderBy}`
     const values = walks.length === 1 ? walkParams(walks[0]!) : [...walks.flatMap(walkParams), limit]
-    const rows = await session.run<{ document: string }>(text, values)
-    return rows.map(row => JSON.parse(row.document))
+    const rows = await session.run<{ document: Buffer }>(text, values)
+    return rows.map(row => parsedJson(row.document))
   }
 }

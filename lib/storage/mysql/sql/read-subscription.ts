@@ -1,6 +1,6 @@
 // readSubscription on MySQL: the listed events after a subscription's checkpoint (or an event it read), none it finished.
 import type { SubscriptionsCapability } from '../../order-storage.js'
-import type { Session } from '../client.js'
+import { parsedJson, textBytes, type Session } from '../client.js'
 import type { Tables } from '../tables.js'
 
 /** The events after feed position `?` that subscription `?` has not finished, in feed order, at most `?`. */
@@ -14,12 +14,12 @@ export function readSubscription (tables: Tables, session: Session, sequence: ()
   // Without an event read earlier (or with one that is gone), the page starts after the checkpoint.
   const start = `SELECT COALESCE(a.position, s.position) AS position FROM ${tables.subscriptions} AS s
     LEFT JOIN ${tables.events} AS a ON a.id = ? WHERE s.name = ?`
-  const page = unfinishedAfter(tables, 'e.payload')
+  const page = unfinishedAfter(tables, `${textBytes('e.payload')} AS payload`)
 
   return async (name, limit, after) => {
     await sequence()
     const [from] = await session.run<{ position: string }>(start, [after ?? null, name])
     if (from === undefined) return []
-    return (await session.run<{ payload: string }>(page, [from.position, name, limit])).map(row => JSON.parse(row.payload))
+    return (await session.run<{ payload: Buffer }>(page, [from.position, name, limit])).map(row => parsedJson(row.payload))
   }
 }

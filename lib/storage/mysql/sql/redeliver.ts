@@ -9,6 +9,6 @@ export function redeliver ({ deadLetters }: Tables, session: Session): Subscript
   const named = `${all} AND event_id IN (?)`
   return async (name, eventIds) => {
     if (eventIds?.length === 0) return 0
-    return (await session.write(eventIds === undefined ? all : named, [name, eventIds])).affectedRows
+    return (await (eventIds === undefined ? session.write(all, [name]) : session.write(named, [name, eventIds]))).affectedRows
   }
 }

@@ -44,7 +44,8 @@ export function sequenceEvents ({ events, sequencer }: Tables, pool: MysqlClient
     if (seqs.length === 0) return false
     const last = Number(position)
     const positions = seqs.map((seq, i) => `WHEN ${Number(seq)} THEN ${last + i + 1}`).join(' ')
-    await write(`UPDATE ${events} SET position = CASE seq ${positions} END WHERE seq IN (?)`, [seqs.map(Number)])
+    // Numbers the database gave, written into the statement: its text differs every run, so it is not prepared.
+    await write(`UPDATE ${events} SET position = CASE seq ${positions} END WHERE seq IN (${seqs.map(Number).join(', ')})`)
     await write(record, [last + seqs.length])
     return seqs.length === batch
   }, true)
