@@ -60,6 +60,7 @@ export interface OrderRulesConfig {
 // The filters a scope fixes.
 const SCOPED = ['customerId', 'store'] as const
 
+// With changes off, an order is read as stored.
 const asStored = (order: Order) => order
 
 /** The later of now and the order's last change, so history stays in time order even if this instance's clock lags the last writer's. */
