@@ -4,6 +4,7 @@ import { customFieldForms } from '../custom-fields/forms.js'
 import type { CustomFieldsPatch, OrderCustomFields } from '../custom-fields/types.js'
 import { order as limits, page, plugin, subscription } from '../limits.js'
 import { defaultWorkflow } from '../orders/default-workflow.js'
+import type { OrderStatus } from '../orders/statuses.js'
 
 /** What the schemas depend on: the plugin options that tighten or extend them. */
 export interface SchemaLimits<O extends TSchema | undefined = TSchema | undefined, I extends TSchema | undefined = TSchema | undefined> {
@@ -58,9 +59,16 @@ const requestExamples = {
   updateOrderStatus: { id: '01a1ffc8468d0000b5bdf050f8a2fa9010a9950926dc3c21', status: 'paid', expectedVersion: 1, reason: 'card captured' }
 }
 
-/** A string of the workflow's statuses; an enum keeps OpenAPI readable and rejects unknown statuses. */
-const statusOf = (statuses: readonly string[]) =>
-  Type.Unsafe<string>({ type: 'string', enum: [...statuses] })
+/**
+ * A string of the workflow's statuses, typed with those of the workflow the host declared
+ * (`OrderStatuses`), if it did. Named, so that declarations keep the name rather than the string it
+ * is without a declaration.
+ */
+interface StatusSchema extends TUnsafe<OrderStatus> {}
+
+/** A status schema: an enum keeps OpenAPI readable and rejects unknown statuses. */
+const statusOf = (statuses: readonly string[]): StatusSchema =>
+  Type.Unsafe<OrderStatus>({ type: 'string', enum: [...statuses] })
 
 const Metadata = Type.Unsafe<Record<string, string>>({
   type: 'object',
@@ -100,7 +108,7 @@ function patchCustomFields<S extends TSchema | undefined> (schema: S) {
 }
 
 /** The order as every route returns it. */
-function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined> (Status: TUnsafe<string>, order: O, item: I) {
+function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined> (Status: StatusSchema, order: O, item: I) {
   return Type.Object({
     id: OrderId,
     number: OrderNumber,
