@@ -158,7 +158,7 @@ function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, tel
  * rolls back; closing stops the wait (without waiting for a look under way, which on PGlite waits for
  * that transaction to end).
  */
-function afterCommit (joined: JoinedStorage, event: OrderEvent, stored: (event: OrderEvent) => Promise<void>, closing: AbortSignal, log: FastifyBaseLogger): void {
+function afterCommit (joined: JoinedStorage, event: OrderEvent, stored: (event: OrderEvent) => Promise<void> | undefined, closing: AbortSignal, log: FastifyBaseLogger): void {
   joined.settled(event.id, closing).then(async committed => {
     if (committed && !closing.aborted) await stored(event)
   }, err => {
@@ -233,19 +233,21 @@ export function createOrderService (config: OrderServiceConfig) {
   telemetry.observeHeldBack(async () => (await feedHealth()).heldBackSeconds)
   const listEvents = listEventsOf(storage, validatorOf(schemas.ListEventsQuery), freeze)
 
-  /** What follows a stored (and committed) change: the feed's upkeep, the counters, then the listeners. */
-  async function stored (event: OrderEvent): Promise<void> {
+  /**
+   * What follows a stored (and committed) change: the feed's upkeep, the counters, then the listeners;
+   * a promise only when there are listeners to wait for, so a change without any costs no turn.
+   */
+  function stored (event: OrderEvent): Promise<void> | undefined {
     retention.written()
     subscriptions?.wake()
     if (event.type === 'created') {
       telemetry.created()
-      if (listeners.has('created')) await listeners.emit('created', freeze.order(event.order))
-    } else {
-      telemetry.statusChanged(event.from, event.order.status)
-      if (listeners.has('statusChanged')) {
-        await listeners.emit('statusChanged', Object.freeze({ order: freeze.order(event.order), from: event.from, to: event.order.status }))
-      }
+      return listeners.has('created') ? listeners.emit('created', freeze.order(event.order)) : undefined
     }
+    telemetry.statusChanged(event.from, event.order.status)
+    return listeners.has('statusChanged')
+      ? listeners.emit('statusChanged', Object.freeze({ order: freeze.order(event.order), from: event.from, to: event.order.status }))
+      : undefined
   }
 
   const rulesOf = (orders: Pick<OrderStorage, 'create' | 'get' | 'list' | 'replace'>, changed: (event: OrderEvent) => Promise<void> | void) =>

@@ -41,7 +41,10 @@ export interface OrderRulesConfig {
   freeze: (order: Order) => Order
   maxPageSize: number
   idempotencyTtl: number
-  /** Runs after each stored change, with its event as the feed holds it; awaited before the caller gets the order. */
+  /**
+   * Runs after each stored change, with its event as the feed holds it; what it returns is awaited
+   * before the caller gets the order, and it returns nothing when there is nothing to wait for.
+   */
   changed: (event: OrderEvent) => Promise<void> | void
 }
 
@@ -151,7 +154,8 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
     const event = createdEvent(order)
     const result = await storage.create(order, event, claim)
     if (result.created) {
-      await changed({ ...event, order: result.order })
+      const following = changed({ ...event, order: result.order })
+      if (following !== undefined) await following
       return { order: result.order, replayed: false }
     }
     // The reference is not in the message: Fastify logs it, and a log line carries no client text.
@@ -201,7 +205,8 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
       const next = movedOrder(current, status, reason, scope, customFields)
       const event = statusChangedEvent(next, current.status)
       if (await storage.replace(next, current.version, event)) {
-        await changed(event)
+        const following = changed(event)
+        if (following !== undefined) await following
         return next
       }
       // Lost a race: re-read, re-check the workflow and run the guard again, unless the caller pinned the version.
