@@ -368,6 +368,7 @@ async function runScript (file: string, { storages = false, execArgv = [] as str
 const parts = {
   http: benchHttp,
   'custom-fields': benchCustomFields,
+  'request-work': () => runScript('request-work.ts'),
   store: () => runScript('store-size.ts', { execArgv: ['--expose-gc'] }),
   feed: () => runScript('feed.ts', { storages: true }),
   soak: () => runScript('soak-events.ts'),
@@ -382,7 +383,7 @@ const parts = {
 }
 // The soak is a check, not a figure, and kills connections on the server, and scale-pg and scale-mysql
 // fill a million orders: they run only when asked for.
-const chosen = flags.only === undefined ? ['http', 'custom-fields', 'guards', 'changes', 'store', 'feed', 'webhooks', 'telemetry'] : [flags.only]
+const chosen = flags.only === undefined ? ['http', 'request-work', 'custom-fields', 'guards', 'changes', 'store', 'feed', 'webhooks', 'telemetry'] : [flags.only]
 for (const [index, part] of chosen.entries()) {
   if (!Object.hasOwn(parts, part)) throw new Error(`unknown part ${part}; use ${Object.keys(parts).join(', ')}`)
   if (index > 0) console.log()

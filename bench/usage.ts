@@ -17,7 +17,9 @@ export const USAGE = `Usage: npm run bench -- [options]
                      tables of its own, and report its ratio to the plugin without: "scope" (authorize
                      gives { store: 'eu' }) or "body" (createOrder sends "store":"eu", getOrderList
                      filters by it)
-  --only <part>      http (req/s), custom-fields (createOrder with custom fields against without,
+  --only <part>      http (req/s), request-work (CPU µs per call of the rules' create and list
+                     on memory against the same job by hand, in process), custom-fields
+                     (createOrder with custom fields against without,
                      memory storage, and the same pair on bare Fastify), store (page cost and heap
                      per order), feed (events read per second, subscription latency) or soak
                      (events under load while PostgreSQL kills connections; needs DATABASE_URL) or

@@ -58,7 +58,8 @@ export { codes } from './errors.js'
 export { memoryStorage } from './storage/memory/memory-storage.js'
 export { defaultWorkflow, type Workflow } from './orders/workflow.js'
 export { workflowDiagram } from './orders/workflow-diagram.js'
-export type { GuardDecision, StatusOf, TransitionGuard, TransitionMove, WorkflowGuards } from './orders/guards.js'
+export type { GuardDecision, TransitionGuard, TransitionMove, WorkflowGuards } from './orders/guards.js'
+export type { OrderStatus, OrderStatuses, StatusOf } from './orders/statuses.js'
 export {
   buildOrderSchemas, schemas, OrderSchema, OrderErrorSchema, OrderItemSchema, CreateOrderBodySchema,
   ListOrdersBodySchema, OrderPageSchema, UpdateOrderStatusBodySchema, ChangeOrderBodySchema, ChangeActionSchema, OrderChangeSchema, PaymentSchema

@@ -10,14 +10,15 @@ import { hasCapability, storageMethods, storageProblem, type OrderStorage } from
 import { checkChanges, type ChangesConfig, type ChangesOptions } from './orders/change-options.js'
 import { storageMistake } from './storage/storage-mistakes.js'
 import { compileWorkflow, defaultWorkflow, type CompiledWorkflow, type Workflow } from './orders/workflow.js'
+import type { OrderStatus } from './orders/statuses.js'
 
 export interface OrderPluginOptions {
   /** Where orders live. Default: `memoryStorage()`, in process and lost on exit. */
   storage?: OrderStorage
   /** Path prefix before `/order`, e.g. `/api`. */
   prefix?: string
-  /** The status state machine. Default: `defaultWorkflow`. */
-  workflow?: Workflow
+  /** The status state machine. Default: `defaultWorkflow`. With statuses declared in `OrderStatuses`, it has those. */
+  workflow?: Workflow<OrderStatus>
   /** Largest `limit` of getOrderList. Default: 100. */
   maxPageSize?: number
   /** Most items in one order. Default: 100. */

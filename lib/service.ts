@@ -178,7 +178,7 @@ function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, tel
  * rolls back; closing stops the wait (without waiting for a look under way, which on PGlite waits for
  * that transaction to end).
  */
-function afterCommit (joined: JoinedStorage, event: OrderEvent, stored: (event: OrderEvent) => Promise<void>, closing: AbortSignal, log: FastifyBaseLogger): void {
+function afterCommit (joined: JoinedStorage, event: OrderEvent, stored: (event: OrderEvent) => Promise<void> | undefined, closing: AbortSignal, log: FastifyBaseLogger): void {
   joined.settled(event.id, closing).then(async committed => {
     if (committed && !closing.aborted) await stored(event)
   }, err => {
@@ -253,21 +253,24 @@ export function createOrderService (config: OrderServiceConfig) {
   telemetry.observeHeldBack(async () => (await feedHealth()).heldBackSeconds)
   const listEvents = listEventsOf(storage, validatorOf(schemas.ListEventsQuery), freeze)
 
-  /** What follows a stored (and committed) change: the feed's upkeep, the counters, then the listeners. */
-  async function stored (event: OrderEvent): Promise<void> {
+  /**
+   * What follows a stored (and committed) change: the feed's upkeep, the counters, then the listeners;
+   * a promise only when there are listeners to wait for, so a change without any costs no turn.
+   */
+  function stored (event: OrderEvent): Promise<void> | undefined {
     retention.written()
     subscriptions?.wake()
     if (event.type === 'created') {
       telemetry.created()
-      if (listeners.has('created')) await listeners.emit('created', freeze.order(event.order))
-    } else if (event.type === 'changed') {
-      if (listeners.has('changed')) await listeners.emit('changed', freeze.event(event) as typeof event)
-    } else {
-      telemetry.statusChanged(event.from, event.order.status)
-      if (listeners.has('statusChanged')) {
-        await listeners.emit('statusChanged', Object.freeze({ order: freeze.order(event.order), from: event.from, to: event.order.status }))
-      }
+      return listeners.has('created') ? listeners.emit('created', freeze.order(event.order)) : undefined
     }
+    if (event.type === 'changed') {
+      return listeners.has('changed') ? listeners.emit('changed', freeze.event(event) as typeof event) : undefined
+    }
+    telemetry.statusChanged(event.from, event.order.status)
+    return listeners.has('statusChanged')
+      ? listeners.emit('statusChanged', Object.freeze({ order: freeze.order(event.order), from: event.from, to: event.order.status }))
+      : undefined
   }
 
   const { changes } = config

@@ -1,6 +1,7 @@
 // The event every stored change also writes: its shape, and how the plugin makes one.
 import { newEventId } from '../orders/ids.js'
 import type { NewOrder, Order } from '../http/schemas.js'
+import type { OrderStatus } from '../orders/statuses.js'
 
 interface EventFields {
   /** Unique; consumers deduplicate on it. A UUID, the `id` column Debezium's outbox router reads. */
@@ -18,7 +19,7 @@ export interface OrderCreatedEvent extends EventFields {
 export interface OrderStatusChangedEvent extends EventFields {
   type: 'statusChanged'
   /** The status before the move. */
-  from: string
+  from: OrderStatus
 }
 
 /** An applied change after placement (section 17, with the `changes` option on). */
@@ -58,7 +59,7 @@ export function createdEvent<O extends NewOrder> (order: O): Omit<OrderCreatedEv
   return { id: newEventId(), type: 'created', at: order.createdAt, order }
 }
 
-export function statusChangedEvent (order: Order, from: string): OrderStatusChangedEvent {
+export function statusChangedEvent (order: Order, from: OrderStatus): OrderStatusChangedEvent {
   return { id: newEventId(), type: 'statusChanged', at: order.updatedAt, order, from }
 }
 

@@ -4,12 +4,13 @@ import { codes } from '../errors.js'
 import { loggableFailure } from './describe-failure.js'
 import type { Order } from '../http/schemas.js'
 import type { OrderChangedEvent } from './events.js'
+import type { OrderStatus } from '../orders/statuses.js'
 
 /** What a `statusChanged` listener gets: the order after the move, and the statuses it moved between. */
 export interface OrderMove {
   order: Order
-  from: string
-  to: string
+  from: OrderStatus
+  to: OrderStatus
 }
 
 /**

@@ -5,6 +5,7 @@ import { BalanceFilter, changeOrderBodyOf, ChangeActionSchema, Ledger, LineCount
 import type { CustomFieldsPatch, OrderCustomFields } from '../custom-fields/types.js'
 import { order as limits, page, plugin, subscription } from '../limits.js'
 import { defaultWorkflow } from '../orders/default-workflow.js'
+import type { OrderStatus } from '../orders/statuses.js'
 
 /** What the schemas depend on: the plugin options that tighten or extend them. */
 export interface SchemaLimits<O extends TSchema | undefined = TSchema | undefined, I extends TSchema | undefined = TSchema | undefined, C extends boolean = boolean> {
@@ -61,9 +62,16 @@ const requestExamples = {
   updateOrderStatus: { id: '01a1ffc8468d0000b5bdf050f8a2fa9010a9950926dc3c21', status: 'paid', expectedVersion: 1, reason: 'card captured' }
 }
 
-/** A string of the workflow's statuses; an enum keeps OpenAPI readable and rejects unknown statuses. */
-const statusOf = (statuses: readonly string[]) =>
-  Type.Unsafe<string>({ type: 'string', enum: [...statuses] })
+/**
+ * A string of the workflow's statuses, typed with those of the workflow the host declared
+ * (`OrderStatuses`), if it did. Named, so that declarations keep the name rather than the string it
+ * is without a declaration.
+ */
+interface StatusSchema extends TUnsafe<OrderStatus> {}
+
+/** A status schema: an enum keeps OpenAPI readable and rejects unknown statuses. */
+const statusOf = (statuses: readonly string[]): StatusSchema =>
+  Type.Unsafe<OrderStatus>({ type: 'string', enum: [...statuses] })
 
 const Metadata = Type.Unsafe<Record<string, string>>({
   type: 'object',
@@ -109,7 +117,7 @@ function withChanges<C extends boolean, T> (changes: C, added: T) {
 }
 
 /** The order as every route returns it. */
-function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined, C extends boolean> (Status: TUnsafe<string>, order: O, item: I, changes: C) {
+function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined, C extends boolean> (Status: StatusSchema, order: O, item: I, changes: C) {
   return Type.Object({
     id: OrderId,
     number: OrderNumber,

@@ -1,7 +1,8 @@
 // Guards of the workflow: the host's rules on whether this order may make a move, decided before anything is written.
 import { codes } from '../errors.js'
-import type { Order, UpdateOrderStatusInput } from '../http/schemas.js'
+import type { Order, StatusChange, UpdateOrderStatusInput } from '../http/schemas.js'
 import type { OrderScope } from './scope.js'
+import type { OrderStatus, StatusOf } from './statuses.js'
 
 /** What a guard answers: `true` or nothing allows the move; `false` or a message for the caller refuses it. */
 export type GuardDecision = boolean | string | undefined | void
@@ -9,10 +10,22 @@ export type GuardDecision = boolean | string | undefined | void
 /** The custom fields patch an updateOrderStatus carries, typed as the host declared its custom fields (if it did). */
 type CustomFieldsPatchOf<I> = 'customFields' extends keyof I ? I['customFields' & keyof I] : Readonly<Record<string, unknown>>
 
-/** The move a guard decides on. Everything in it is frozen. */
-export interface TransitionMove<From extends string = string, To extends string = string> {
+/**
+ * The order a guard of a typed workflow sees: at status `From`, with the workflow's statuses `S` in
+ * its history, so a comparison with a status the workflow does not have does not compile.
+ */
+type OrderAt<From extends string, S extends string> = Omit<Order, 'status' | 'statusHistory'> & {
+  status: From
+  statusHistory: Array<Omit<StatusChange, 'status'> & { status: S }>
+}
+
+/**
+ * The move a guard decides on, in a workflow whose statuses are `S` (by default those declared in
+ * `OrderStatuses`, or strings). Everything in it is frozen.
+ */
+export interface TransitionMove<From extends string = OrderStatus, To extends string = OrderStatus, S extends string = OrderStatus> {
   /** The order as stored, at the version the move is stored on if the guard allows it. */
-  readonly order: Order
+  readonly order: OrderAt<From, S>
   readonly from: From
   readonly to: To
   readonly reason?: string
@@ -27,13 +40,11 @@ export interface TransitionMove<From extends string = string, To extends string 
  * An error it throws passes through unchanged. (A method type, so a guard typed for the statuses of
  * one workflow is also a guard of a workflow typed with plain strings.)
  */
-export type TransitionGuard<From extends string = string, To extends string = string> = {
-  guard (move: TransitionMove<From, To>): GuardDecision | Promise<GuardDecision>
+export type TransitionGuard<From extends string = OrderStatus, To extends string = OrderStatus, S extends string = OrderStatus> = {
+  guard (move: TransitionMove<From, To, S>): GuardDecision | Promise<GuardDecision>
 }['guard']
 
 type TransitionsOf<W> = W extends { readonly transitions: infer T } ? T : never
-/** The statuses of a workflow: with one declared `as const`, the union of its status names. */
-export type StatusOf<W extends { readonly transitions: object }> = keyof TransitionsOf<W> & string
 /** The statuses of `W` with a move to `To`. */
 type FromOf<W extends { readonly transitions: object }, To extends string> = {
   [From in StatusOf<W>]: TransitionsOf<W>[From & keyof TransitionsOf<W>] extends ReadonlyArray<infer Target> ? (To extends Target ? From : never) : never
@@ -41,10 +52,11 @@ type FromOf<W extends { readonly transitions: object }, To extends string> = {
 
 /**
  * The guards of workflow `W`, keyed by the status a move goes to. For a workflow declared `as const`,
- * a key that is not one of its statuses does not compile, and each guard's `from` and `to` are its statuses.
+ * a key that is not one of its statuses does not compile, and each guard's `from` and `to`, the order's
+ * status and those of its history are its statuses.
  */
 export type WorkflowGuards<W extends { readonly transitions: object }> = {
-  readonly [To in StatusOf<W>]?: TransitionGuard<FromOf<W, To>, To>
+  readonly [To in StatusOf<W>]?: TransitionGuard<FromOf<W, To>, To, StatusOf<W>>
 }
 
 /** The check at register: `guards` keyed by statuses of the workflow, each a function. */

@@ -51,7 +51,10 @@ export interface OrderRulesConfig {
   freeze: (order: Order) => Order
   maxPageSize: number
   idempotencyTtl: number
-  /** Runs after each stored change, with its event as the feed holds it; awaited before the caller gets the order. */
+  /**
+   * Runs after each stored change, with its event as the feed holds it; what it returns is awaited
+   * before the caller gets the order, and it returns nothing when there is nothing to wait for.
+   */
   changed: (event: OrderEvent) => Promise<void> | void
   /** The `changes` option; undefined while changes are off. */
   changes: ChangesConfig | undefined
@@ -161,7 +164,8 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
     const event = createdEvent(order)
     const result = await storage.create(order, event, claim)
     if (result.created) {
-      await changed({ ...event, order: result.order })
+      const following = changed({ ...event, order: result.order })
+      if (following !== undefined) await following
       return { order: result.order, replayed: false }
     }
     // The reference is not in the message: Fastify logs it, and a log line carries no client text.
@@ -210,7 +214,8 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
       const decision = await decide(current)
       if ('answer' in decision) return { order: decision.answer, replayed: false }
       if (await storage.replace(decision.next, current.version, decision.event, claim)) {
-        await changed(decision.event)
+        const following = changed(decision.event)
+        if (following !== undefined) await following
         return { order: decision.next, replayed: false }
       }
       // Another call with the same key may have stored its change first: its answer is this one's.

@@ -15,7 +15,7 @@ export interface Workflow<S extends string = string> {
   /** Every status is a key; its value lists the statuses an order may move to from it. */
   readonly transitions: { readonly [From in S]: readonly S[] }
   /** Keyed by the status a move goes to: decides, on the order as stored, whether it may make the move. */
-  readonly guards?: { readonly [To in S]?: TransitionGuard<S, To> }
+  readonly guards?: { readonly [To in S]?: TransitionGuard<S, To, S> }
 }
 
 /** A validated workflow with a constant-time transition check. */

@@ -3,20 +3,27 @@ import { codes } from '../errors.js'
 
 type Methods<T> = { [K in keyof T]: T[K] extends (...args: any[]) => Promise<unknown> ? K : never }[keyof T]
 
+/** The error a storage's failure becomes. */
+function unavailable (err: unknown): unknown {
+  // A transaction the database aborted for losing a race is the caller's conflict, not an outage.
+  if (err instanceof codes.ORDER_VERSION_CONFLICT) return err
+  // A call the storage cannot make as given (withTransaction with no transaction open) is the host's to fix.
+  if (err instanceof codes.ORDER_INVALID_OPTIONS) return err
+  return new codes.ORDER_STORAGE_UNAVAILABLE({ cause: err })
+}
+
 /** `storage` whose named methods reject with ORDER_STORAGE_UNAVAILABLE (caused by the failure) when they fail. */
 export function unavailableOnFailure<T extends object, K extends Methods<T>> (storage: T, methods: readonly K[]): Pick<T, K> {
   const guarded = {} as Pick<T, K>
   for (const method of methods) {
     const call = (storage[method] as (...args: unknown[]) => Promise<unknown>).bind(storage)
-    guarded[method] = (async (...args: unknown[]) => {
+    // The storage's own promise with a handler of its failure, rather than an async function around
+    // it: one promise and one turn less on every call, which the memory storage's requests notice.
+    guarded[method] = ((...args: unknown[]) => {
       try {
-        return await call(...args)
+        return Promise.resolve(call(...args)).catch((err: unknown) => { throw unavailable(err) })
       } catch (err) {
-        // A transaction the database aborted for losing a race is the caller's conflict, not an outage.
-        if (err instanceof codes.ORDER_VERSION_CONFLICT) throw err
-        // A call the storage cannot make as given (withTransaction with no transaction open) is the host's to fix.
-        if (err instanceof codes.ORDER_INVALID_OPTIONS) throw err
-        throw new codes.ORDER_STORAGE_UNAVAILABLE({ cause: err })
+        return Promise.reject(unavailable(err))
       }
     }) as T[K]
   }

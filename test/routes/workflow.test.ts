@@ -32,7 +32,7 @@ t.test('the default workflow allows exactly the moves of the contract', async t 
 })
 
 t.test('the default workflow cannot be changed by a host', async t => {
-  t.throws(() => { (defaultWorkflow.transitions.pending as string[]).push('shipped') })
+  t.throws(() => { (defaultWorkflow.transitions.pending as unknown as string[]).push('shipped') })
   t.throws(() => { (defaultWorkflow as { initial: string }).initial = 'paid' })
 })
 

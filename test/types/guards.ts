@@ -26,7 +26,7 @@ const guards: WorkflowGuards<typeof shop> = {
   shipped: move => {
     expectTypeOf(move.to).toEqualTypeOf<'shipped'>()
     expectTypeOf(move.from).toEqualTypeOf<'paid'>()
-    expectTypeOf(move.order).toEqualTypeOf<Order>()
+    expectTypeOf(move.order).toExtend<Order>()
     expectTypeOf(move.reason).toEqualTypeOf<string | undefined>()
     expectTypeOf(move.scope).toEqualTypeOf<OrderScope | undefined>()
     return move.order.total > 0
@@ -35,6 +35,41 @@ const guards: WorkflowGuards<typeof shop> = {
     expectTypeOf(from).toEqualTypeOf<'new'>()
   }
 }
+
+// the order a guard sees is at the move's from, and its history holds the workflow's statuses: a typo does not compile
+const typedGuards: WorkflowGuards<typeof shop> = {
+  shipped: ({ order }) => {
+    expectTypeOf(order.status).toEqualTypeOf<'paid'>()
+    expectTypeOf<typeof order.statusHistory[number]['status']>().toEqualTypeOf<'new' | 'paid' | 'shipped' | 'void'>()
+    // @ts-expect-error 'payed' is not a status of the workflow
+    return order.statusHistory.some(({ status }) => status === 'payed')
+  },
+  void: ({ order }) => {
+    // @ts-expect-error an order voided is new: it is never paid when the guard runs
+    return order.status === 'paid'
+  }
+}
+app.register(orderPlugin, { workflow: { ...shop, guards: typedGuards } })
+const defaultGuards: WorkflowGuards<typeof defaultWorkflow> = {
+  // @ts-expect-error 'payed' is not a status of the default workflow
+  shipped: ({ order }) => order.statusHistory.some(({ status }) => status === 'payed'),
+  refunded: ({ order }) => {
+    expectTypeOf(order.status).toEqualTypeOf<'paid' | 'shipped' | 'delivered'>()
+    return order.statusHistory.some(({ status }) => status === 'paid')
+  }
+}
+app.register(orderPlugin, { workflow: { ...defaultWorkflow, guards: defaultGuards } })
+
+// a workflow not declared as const keeps string statuses: its guards compare with any string
+const loose: Workflow = { initial: 'new', transitions: { new: ['done'], done: [] } }
+const looseGuards: WorkflowGuards<typeof loose> = {
+  done: ({ order }) => {
+    expectTypeOf(order.status).toEqualTypeOf<string>()
+    return order.statusHistory.some(({ status }) => status === 'payed')
+  }
+}
+expectTypeOf<StatusOf<typeof loose>>().toEqualTypeOf<string>()
+app.register(orderPlugin, { workflow: { ...loose, guards: looseGuards } })
 app.register(orderPlugin, { workflow: { ...shop, guards } })
 
 // guards written inline in the option are plain-string guards; a workflow typed with its statuses checks their keys

@@ -158,14 +158,14 @@ function pageIndexes (all: () => Iterable<Order>) {
  */
 export function memoryOrders (append: (event: OrderEvent) => void, assertNewEvent: (event: OrderEvent) => void): OrdersCapability & ChangesCapability {
   const byId = new Map<string, Order>()
-  const byNumber = new Map<number, Order>()
+  // Numbers are 1, 2, 3… in creation order: order n is at n - 1, an append rather than a hashed insert.
+  const byNumber: Order[] = []
   // A reference is unique per customer within a store: by reference, customer and store ('' for none,
   // which no store key is), the order that has it.
   const byCustomerReference = new Map<string, Map<string, Map<string, Order>>>()
   const storesOf = (reference: string, customerId: string) => byCustomerReference.get(reference)?.get(customerId)
   const indexes = pageIndexes(() => byId.values())
   const claims = memoryClaims()
-  let lastNumber = 0
 
   const create: OrdersCapability['create'] = async (newOrder, event, claim) => {
     const live = claim === undefined ? undefined : claims.live(claim.key, newOrder.createdAt)
@@ -176,10 +176,9 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     assertNewEvent(event as OrderEvent)
     // The plugin's order and event stay as they were given: what is stored is a numbered copy (made
     // by Object.assign, which V8 sizes to fit; a spread leaves room for more properties in every order).
-    const order: Order = Object.assign({}, newOrder, { number: lastNumber + 1 })
-    lastNumber = order.number
+    const order: Order = Object.assign({}, newOrder, { number: byNumber.length + 1 })
     byId.set(order.id, order)
-    byNumber.set(order.number, order)
+    byNumber.push(order)
     if (reference !== undefined) {
       const byCustomer = byCustomerReference.get(reference) ?? byCustomerReference.set(reference, new Map()).get(reference)!
       const byStore = byCustomer.get(customerId) ?? byCustomer.set(customerId, new Map()).get(customerId)!
@@ -196,7 +195,7 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
    * undefined when the query names none.
    */
   function named ({ number, ids, reference, customerId, store }: StorageListQuery): Array<Order | undefined> | undefined {
-    if (number !== undefined) return [byNumber.get(number)]
+    if (number !== undefined) return [byNumber[number - 1]]
     if (ids !== undefined) return [...new Set(ids)].map(id => byId.get(id))
     if (reference === undefined || customerId === undefined) return undefined
     const stores = storesOf(reference, customerId)
@@ -223,7 +222,7 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     if (claim !== undefined && claims.live(claim.key, event.at) !== undefined) return false
     assertNewEvent(event)
     byId.set(order.id, order)
-    byNumber.set(order.number, order)
+    byNumber[order.number - 1] = order
     if (order.reference !== undefined) storesOf(order.reference, order.customerId)!.set(order.store ?? '', order)
     append(event)
     indexes.replace(previous, order)
