@@ -8,8 +8,8 @@ export type ErrorExamples = Record<string, { summary: string, value: { statusCod
 
 /** The body of each error, from the error itself, so its status and code are the ones sent. */
 export function errorExamples (...errors: Array<Error & { code: string, statusCode?: number }>): ErrorExamples {
-  return Object.fromEntries(errors.map(({ code, statusCode = 500, message }) =>
-    [code, { summary: code, value: { statusCode, code, error: STATUS_CODES[statusCode]!, message } }]))
+  return Object.fromEntries(errors.map(({ code, statusCode, message }) =>
+    [code, { summary: code, value: { statusCode: statusCode!, code, error: STATUS_CODES[statusCode!]!, message } }]))
 }
 
 /**

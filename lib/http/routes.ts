@@ -66,7 +66,7 @@ function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies, workfl
   const order = (description: string, example: object) => ({ description, content: { 'application/json': { schema: { $ref: 'Order#' }, example } } })
   const invalid = 'FST_ERR_VALIDATION: the body does not match the schema'
   const validation = new codes.FST_ERR_VALIDATION('body must have required property \'customerId\'')
-  const forbidden = error('ORDER_FORBIDDEN: `authorize` denied the operation', errorExamples(new codes.ORDER_FORBIDDEN('getOrderList')))
+  const forbidden = (operation: OrderOperation) => error('ORDER_FORBIDDEN: `authorize` denied the operation', errorExamples(new codes.ORDER_FORBIDDEN(operation)))
   const tooLarge = error('FST_ERR_CTP_BODY_TOO_LARGE: the body is above `bodyLimit`', errorExamples(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()))
   const notJson = error('FST_ERR_CTP_INVALID_MEDIA_TYPE: a body that is not application/json', errorExamples(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE('text/plain')))
   const unavailable = error('ORDER_STORAGE_UNAVAILABLE: the storage failed; retry later', errorExamples(new codes.ORDER_STORAGE_UNAVAILABLE()))
@@ -83,7 +83,7 @@ function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies, workfl
       200: { ...schemas.OrderPage, description: 'A page of orders and the cursor of the next one', examples: [examples.page] },
       400: error(`${invalid}; ORDER_INVALID_CURSOR: the cursor is malformed or was issued for another filter or order`,
         errorExamples(new codes.FST_ERR_VALIDATION('body/order must be equal to one of the allowed values'), new codes.ORDER_INVALID_CURSOR())),
-      403: forbidden,
+      403: forbidden('getOrderList'),
       413: tooLarge,
       415: notJson,
       503: unavailable
@@ -120,7 +120,7 @@ function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies, workfl
     response: {
       200: order('The order after the move, or as it was when it already had this status', examples.moved),
       400: error(`${invalid} (including a status the workflow does not have: the message lists the statuses)`, errorExamples(validation)),
-      403: forbidden,
+      403: forbidden('updateOrderStatus'),
       404: error('ORDER_NOT_FOUND: no such order in the caller\'s scope', errorExamples(new codes.ORDER_NOT_FOUND(id))),
       409: error('ORDER_INVALID_TRANSITION: the workflow forbids the move (the message says where the order may go); ORDER_TRANSITION_REFUSED: a guard of the workflow refused the move for this order (the message is the guard\'s); ORDER_VERSION_CONFLICT: `expectedVersion` is not the stored version',
         errorExamples(

@@ -151,6 +151,19 @@ t.test('Swagger UI\'s "Try it out" succeeds on every route of the example server
   t.same((await app.orders.list()).items.map(order => [order.status, order.version]), [['paid', 2]], 'the example order was made, then moved')
 })
 
+t.test('the documented orders keep within the workflow: its own statuses, and no move from an initial status that is final', async t => {
+  for (const [workflow, status, history] of [
+    [{ initial: 'new', transitions: { new: ['done'], done: [] } }, 'done', ['new', 'done']],
+    [{ initial: 'only', transitions: { only: [] } }, 'only', ['only']]
+  ] as const) {
+    const spec = (await appOf(t, { workflow })).swagger() as unknown as Document
+    const moved = spec.paths['/order/updateOrderStatus']!.post.responses['200']!.content['application/json'].example as { status: string, version: number, statusHistory: Array<{ status: string }> }
+    t.equal(moved.status, status, workflow.initial)
+    t.equal(moved.version, history.length)
+    t.same(moved.statusHistory.map(({ status }) => status), history)
+  }
+})
+
 t.test('the examples keep within the options: a custom workflow, a small page, custom fields', async t => {
   const workflow = { initial: 'new', transitions: { new: ['done'], done: [] } }
   for (const [name, options, expected] of [
