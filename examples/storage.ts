@@ -13,20 +13,22 @@ export interface ExampleStorage {
   close: () => Promise<void>
 }
 
-/** The file in a data directory naming the process that has it open. */
+/** The file in a data directory naming the process that has it open: its pid and, on Linux, its start. */
 export const LOCK_FILE = 'example.lock'
 
 /**
  * Locks `directory` for this process, creating it if needed, and says whether it holds a database yet.
  * One process at a time may open a PGlite data directory: a second one is refused with what to do,
- * while a lock left by a process that is gone (killed, crashed) is taken over.
+ * while a lock whose holder is gone is taken over: killed or crashed, a zombie not yet reaped, or its
+ * pid given since to another process (after a container restart, often PID 1 or this process itself).
  */
 export function lockDataDirectory (directory: string): { created: boolean, unlock: () => void } {
   mkdirSync(directory, { recursive: true })
   const lock = join(directory, LOCK_FILE)
+  const self = holderLine(process.pid)
   for (;;) {
     try {
-      writeFileSync(lock, String(process.pid), { flag: 'wx' })
+      writeFileSync(lock, self, { flag: 'wx' })
       break
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
@@ -37,7 +39,7 @@ export function lockDataDirectory (directory: string): { created: boolean, unloc
         'Stop that process (npm start or npm run example:auth?), or give this one another directory with DATA_DIR, e.g. ' +
         `DATA_DIR=./data-2 npm start. If process ${holder} is no example, delete ${lock}.`)
     }
-    // Its holder is gone (killed, crashed): the lock is stale.
+    // Its holder is gone: the lock is stale.
     rmSync(lock, { force: true })
   }
   return {
@@ -46,15 +48,63 @@ export function lockDataDirectory (directory: string): { created: boolean, unloc
   }
 }
 
-/** The live process named in a lock file, or undefined when it names none (gone, or not a pid). */
-function holderOf (lock: string): number | undefined {
-  let pid: number
+// The kernel's flag of a process in its exit (killed, freeing its memory), in /proc/<pid>/stat's flags.
+const PF_EXITING = 0x4
+// Signal 9 in the pending masks of /proc/<pid>/status.
+const SIGKILL_BIT = 1n << 8n
+
+/**
+ * What Linux tells of a process (`/proc/<pid>/stat`): whether it is gone already (exiting, or a zombie
+ * not yet reaped) and its start, in clock ticks after boot, which with the pid names one process for good.
+ * Undefined when there is no such process, or no /proc to ask (macOS).
+ */
+function processStat (pid: number): { ending: boolean, start: string } | undefined {
+  let stat: string
   try {
-    pid = Number(readFileSync(lock, 'utf8'))
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   } catch {
     return undefined
   }
+  // The command name (field 2) is in parentheses and may hold spaces: the fields are counted after it.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return { ending: fields[0] === 'Z' || fields[0] === 'X' || (Number(fields[6]) & PF_EXITING) !== 0 || killPending(pid), start: fields[19]! }
+}
+
+/** Whether a SIGKILL waits for the process, which a busy machine may not have scheduled yet to act on it. */
+function killPending (pid: number): boolean {
+  try {
+    const pending = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^(ShdPnd|SigPnd):\s*[0-9a-f]+$/gm) ?? []
+    return pending.some(line => (BigInt(`0x${line.split(/\s+/)[1]!}`) & SIGKILL_BIT) !== 0n)
+  } catch {
+    return true
+  }
+}
+
+/** The lock file's line for process `pid`: "<pid> <start>", or "<pid>" where the start cannot be read. */
+function holderLine (pid: number): string {
+  const start = processStat(pid)?.start
+  return start === undefined ? String(pid) : `${pid} ${start}`
+}
+
+/**
+ * The live process named in a lock file, or undefined when it names none: gone, exiting, a zombie, another
+ * process than the one that wrote it (its start differs), or no pid. Without /proc, a pid that answers
+ * signals counts as the holder.
+ */
+function holderOf (lock: string): number | undefined {
+  let line: string
+  try {
+    line = readFileSync(lock, 'utf8')
+  } catch {
+    return undefined
+  }
+  const [written = '', start] = line.trim().split(' ')
+  const pid = Number(written)
   if (!Number.isSafeInteger(pid) || pid <= 0) return undefined
+  if (existsSync('/proc/self/stat')) {
+    const stat = processStat(pid)
+    return stat !== undefined && !stat.ending && stat.start === start ? pid : undefined
+  }
   try {
     process.kill(pid, 0)
     return pid

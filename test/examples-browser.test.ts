@@ -1,4 +1,4 @@
-// Swagger UI of the example server in a real headless Chromium: / leads there, and "Try it out" works from localhost.
+// Swagger UI of the example server in a real headless Chromium: / leads there, the answers show their examples, and "Try it out" works from localhost.
 import { existsSync } from 'node:fs'
 import t from 'tap'
 import { chromium, type Page } from 'playwright-core'
@@ -30,7 +30,7 @@ async function tryItOut (page: Page, operationId: string, body?: object): Promis
   }
 }
 
-t.test('from http://localhost, / leads to Swagger UI, whose "Try it out" creates, moves and lists an order', { skip }, async t => {
+t.test('from http://localhost, / leads to Swagger UI, which shows the documented answers and whose "Try it out" creates, moves and lists an order', { skip }, async t => {
   const app = await buildServer({ logger: false }, exampleMemoryStorage())
   t.teardown(() => app.close())
   await app.listen({ host: '127.0.0.1', port: 0 })
@@ -51,6 +51,12 @@ t.test('from http://localhost, / leads to Swagger UI, whose "Try it out" creates
   const move = page.locator('#operations-orders-updateOrderStatus')
   await move.locator('.opblock-summary').click()
   t.match(await move.innerText(), 'put the id createOrder answered', 'the move says where its id comes from')
+  // Under Responses, the documented examples rather than values made up from the schemas.
+  const documented = async (code: string) => await move.locator(`.responses-wrapper tr.response[data-code="${code}"]`).innerText()
+  t.match(await documented('200'), /"customerId": "cus_42"[\s\S]*"status": "paid"/, 'the moved order\'s example is shown')
+  t.match(await documented('404'), /"statusCode": 404,\s*"code": "ORDER_NOT_FOUND",\s*"error": "Not Found"/, 'an error is shown with its status and code')
+  t.match(await documented('409'), 'ORDER_INVALID_TRANSITION', 'a 409 with its first code')
+  t.notMatch(await documented('409'), '"code": "string"', 'not a placeholder')
   await move.locator('.opblock-summary').click()
   const moved = await tryItOut(page, 'updateOrderStatus', { id, status: 'paid', expectedVersion: 1 })
   t.equal(moved.status, '200', 'updateOrderStatus of the order just created')

@@ -5,13 +5,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { stripVTControlCharacters } from 'node:util'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { buildServer, documentServers, exampleLogger, version } from '../examples/server.js'
 import { buildServer as buildAuthServer } from '../examples/auth.js'
 import { createExampleStorage, LOCK_FILE, lockDataDirectory } from '../examples/storage.js'
 import { buildWebhookServer, startWebhook } from '../examples/webhooks.js'
-import { eventually, exampleMemoryStorage, logLines, orderBody } from './helper.js'
+import { eventually, exampleMemoryStorage, logLines, orderBody, uncoveredChild } from './helper.js'
 
 t.test('the example server serves Swagger UI at /docs and the OpenAPI document beside it', async t => {
   const app = await buildServer({ logger: false }, exampleMemoryStorage())
@@ -34,33 +36,141 @@ t.test('once listening, the example says where Swagger UI is', async t => {
   }
 })
 
-t.test('one process at a time opens a data directory: a second is refused with what to do, a dead one\'s lock is taken over', async t => {
+const root = fileURLToPath(new URL('..', import.meta.url))
+
+/** A process started through tsx that takes the lock of `directory` and, unless `exit`, holds it until killed; its pid once locked. */
+function lockingProcess (t: Test, directory: string, { exit = false, inShell = false } = {}) {
+  const { execArgv, env } = uncoveredChild()
+  const script = `const { lockDataDirectory } = await import('./examples/storage.ts'); lockDataDirectory(${JSON.stringify(directory)}); ${exit ? '' : 'setInterval(() => {}, 1000)'}`
+  const node = [process.execPath, ...execArgv, '--input-type=module', '-e', script]
+  // In a shell that becomes `sleep`, which never reaps its children: the process, once it exits, stays a zombie.
+  const child = inShell
+    ? spawn('sh', ['-c', `${node.map(word => `'${word.replaceAll("'", "'\\''")}'`).join(' ')} & exec sleep 120`], { cwd: root, env })
+    : spawn(node[0]!, node.slice(1), { cwd: root, env })
+  t.teardown(() => child.kill('SIGKILL'))
+  return child
+}
+
+/** The pid and state (Z: a zombie) of the process a lock file names, once it names one in that state. */
+async function lockHolder (lock: string, state = /./): Promise<{ pid: number, state: string }> {
+  // A child loading tsx takes seconds on a busy machine.
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(20)) {
+    const pid = existsSync(lock) ? Number(readFileSync(lock, 'utf8').split(' ')[0]) : 0
+    // Written a moment after it is created.
+    if (pid === 0) continue
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const holder = { pid, state: stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]! }
+    if (state.test(holder.state)) return holder
+  }
+  throw new Error(`not within 60 s: ${lock} names a process in state ${state}`)
+}
+
+/** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks after boot. */
+const startOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[19])
+
+t.test('one process at a time opens a data directory: a live holder refuses a second with what to do, and a killed one\'s lock is taken over', async t => {
   const directory = mkdtempSync(join(tmpdir(), 'fastify-order-example-'))
   t.teardown(() => rmSync(directory, { recursive: true, force: true }))
   const lock = join(directory, LOCK_FILE)
 
   // Another process holds the directory: the lock file names it.
-  const other = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'])
-  t.teardown(() => other.kill())
-  writeFileSync(lock, String(other.pid))
+  const other = lockingProcess(t, directory)
+  const { pid } = await lockHolder(lock)
+  t.equal(pid, other.pid)
   for (const refused of [createExampleStorage({ DATA_DIR: directory }), buildServer({ logger: false }, undefined, { DATA_DIR: directory })] as Array<Promise<unknown>>) {
     await t.rejects(refused, { message: `${directory} is open in process ${other.pid}` })
     await t.rejects(refused, { message: /another directory with DATA_DIR/ })
   }
-  t.equal(readFileSync(lock, 'utf8'), String(other.pid), 'the holder keeps its lock')
+  t.equal(readFileSync(lock, 'utf8'), `${other.pid} ${startOf(other.pid!)}`, 'the holder keeps its lock')
 
   // It ends without unlocking (killed): its lock no longer counts.
   other.kill('SIGKILL')
   await once(other, 'exit')
   const { created, unlock } = lockDataDirectory(directory)
   t.ok(created, 'no database in the directory yet: the first start says it creates one')
-  t.equal(readFileSync(lock, 'utf8'), String(process.pid))
+  t.equal(readFileSync(lock, 'utf8'), `${process.pid} ${startOf(process.pid)}`)
   t.throws(() => lockDataDirectory(directory), { message: /is open in process/ }, 'nor twice in one process')
   unlock()
   t.notOk(existsSync(lock), 'closing unlocks')
 
   writeFileSync(join(directory, 'PG_VERSION'), '17')
   t.notOk(lockDataDirectory(directory).created, 'a directory holding a database is opened, not created')
+})
+
+t.test('a lock whose pid names a zombie, or now another process (PID 1, this very process), is stale and taken over', { skip: !existsSync('/proc/self/stat') && 'no /proc: the lock is checked by signal alone here' }, async t => {
+  const directory = mkdtempSync(join(tmpdir(), 'fastify-order-example-'))
+  t.teardown(() => rmSync(directory, { recursive: true, force: true }))
+  const lock = join(directory, LOCK_FILE)
+
+  // The holder exited, and its parent has not reaped it yet: the pid still answers signals.
+  lockingProcess(t, directory, { exit: true, inShell: true })
+  const holder = await lockHolder(lock, /^Z$/)
+  t.doesNotThrow(() => process.kill(holder.pid, 0), 'a zombie answers signals')
+  const taken = lockDataDirectory(directory)
+  t.equal(readFileSync(lock, 'utf8'), `${process.pid} ${startOf(process.pid)}`, 'a zombie\'s lock is taken over')
+  taken.unlock()
+
+  // After a container restart the pid a lock names belongs to a new, unrelated process, which started later.
+  for (const [name, stale] of [
+    ['PID 1', `1 ${startOf(1) - 1}`],
+    ['this process', `${process.pid} ${startOf(process.pid) - 1}`],
+    ['PID 1, by a release that wrote the pid alone', '1'],
+    ['this process, by a release that wrote the pid alone', String(process.pid)]
+  ]) {
+    writeFileSync(lock, stale!)
+    const { unlock } = lockDataDirectory(directory)
+    t.equal(readFileSync(lock, 'utf8'), `${process.pid} ${startOf(process.pid)}`, `a stale lock naming ${name} is taken over`)
+    unlock()
+  }
+})
+
+/** `npm start` on its own PGlite in `directory`, in a process group of its own as under a supervisor. */
+function npmStart (t: Test, directory: string) {
+  const child = spawn('npm', ['start'], {
+    cwd: root,
+    env: { ...uncoveredChild().env, DATA_DIR: directory, DATABASE_URL: '', HOST: '127.0.0.1', PORT: '0' },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  // The whole group, as a supervisor or a container stop kills it: npm, its shell, tsx and the server.
+  const killGroup = () => { try { process.kill(-child.pid!, 'SIGKILL') } catch {} }
+  t.teardown(killGroup)
+  let output = ''
+  child.stdout.on('data', chunk => { output += String(chunk) })
+  child.stderr.on('data', chunk => { output += String(chunk) })
+  const exited = once(child, 'exit')
+  const listening = new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', () => {
+      const origin = /Swagger UI at (http:\/\/[^/]+)\/docs/.exec(output)?.[1]
+      if (origin !== undefined) resolve(origin)
+    })
+    exited.then(() => reject(new Error(`npm start exited before it listened:\n${output}`)), reject)
+  })
+  // A start that is meant to fail is awaited through `exited` alone.
+  listening.catch(() => {})
+  return { listening, exited, output: () => output, kill: async () => { killGroup(); await exited } }
+}
+
+t.test('npm start killed with SIGKILL and started again at once serves its orders again, while a second start beside a live one is refused', async t => {
+  t.setTimeout(180_000)
+  const directory = join(t.testdir(), 'data')
+  const post = async (origin: string, operation: string, body: object) => await (await fetch(`${origin}/order/${operation}`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body)
+  })).json()
+
+  const first = npmStart(t, directory)
+  const origin = await first.listening
+  const { id } = await post(origin, 'createOrder', orderBody()) as { id: string }
+
+  const second = npmStart(t, directory)
+  t.not((await second.exited)[0], 0, 'a second npm start on the same directory fails')
+  t.match(second.output(), `${directory} is open in process`, 'saying which process has it open')
+
+  await first.kill()
+  const again = npmStart(t, directory)
+  const restarted = await again.listening
+  t.match(await post(restarted, 'getOrderList', {}), { items: [{ id }] }, 'the restarted server serves the order stored before the kill')
+  await again.kill()
 })
 
 t.test('the examples\' documents name their server relatively, so "Try it out" calls wherever the docs were opened, and / leads to them', async t => {

@@ -9,6 +9,7 @@ import t, { type Test } from 'tap'
 import { exampleMemoryStorage, uncoveredChild } from './helper.js'
 import { buildServer } from '../examples/server.js'
 import { codes, CreateOrderBodySchema, defaultWorkflow, ListOrdersBodySchema, UpdateOrderStatusBodySchema, workflowDiagram } from '../lib/index.js'
+import { webhook } from '../lib/subscriptions/webhooks.js'
 
 // Type-checking the snippets runs a compiler over three programs, which takes a while on a busy machine.
 t.setTimeout(120_000)
@@ -104,7 +105,7 @@ function align (shown: unknown, real: unknown, seen: Map<string, string>): unkno
  * each block of the first run must print the answer shown after it. Only the address changes, to the
  * server's. Returns the outputs of each run, one per block.
  */
-async function replayCurls (t: Test, blocks: Array<{ lang: string, code: string }>, times = 1): Promise<unknown[][]> {
+async function replayCurls (t: Test, blocks: Array<{ lang: string, code: string }>, times = 1): Promise<Array<Array<{ value: unknown, text: string }>>> {
   const app = await buildServer({ logger: false }, exampleMemoryStorage())
   t.teardown(() => app.close())
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
@@ -116,7 +117,8 @@ async function replayCurls (t: Test, blocks: Array<{ lang: string, code: string 
     .then(({ stdout }) => ({ code: 0, stdout, stderr: '' }), (error: { code: number, stdout: string, stderr: string }) => error)
   t.equal(ran.code, 0, `the calls run: ${ran.stderr}`)
 
-  const outputs = ran.stdout.split('\0').slice(0, calls.length * times).map(output => {
+  const texts = ran.stdout.split('\0').slice(0, calls.length * times)
+  const outputs = texts.map(output => {
     try {
       return JSON.parse(output) as unknown
     } catch {
@@ -130,7 +132,8 @@ async function replayCurls (t: Test, blocks: Array<{ lang: string, code: string 
     const real = outputs[index]
     t.same(real, align(JSON.parse(replace(answer.code)), real, seen), code)
   }
-  return Array.from({ length: times }, (_, run) => outputs.slice(run * calls.length, (run + 1) * calls.length))
+  const printed = outputs.map((value, index) => ({ value, text: texts[index]! }))
+  return Array.from({ length: times }, (_, run) => printed.slice(run * calls.length, (run + 1) * calls.length))
 }
 
 t.test('every curl call of the README and the guides answers what they show', async t => {
@@ -142,9 +145,16 @@ t.test('every curl call of the README and the guides answers what they show', as
 t.test('the README\'s walk-through works as shown, and pasted a second time into the same shell it works again', async t => {
   type Order = { id: string, status: string, version: number, balance: number }
   type Run = [Order, Order, { items: Order[] }, Order]
-  const runs = await replayCurls(t, blocksOf(readme), 2) as Run[]
+  const printed = await replayCurls(t, blocksOf(readme), 2)
+  const runs = printed.map(run => run.map(({ value }) => value)) as Run[]
   t.equal(runs[0]!.length, 4, 'the README shows each route once')
   const [[first], [created, paid, page, settled]] = runs as [Run, Run]
+  // Shown as printed: each answer on one line, which ends.
+  const shown = blocksOf(readme).filter(({ lang }, index, blocks) => lang === 'json' && /\bcurl /.test(blocks[index - 1]?.code ?? ''))
+  for (const [index, { value, text }] of printed[0]!.entries()) {
+    t.equal(text, `${JSON.stringify(value)}\n`, 'each answer prints on one line, ending it')
+    t.equal(shown[index]!.code, `${JSON.stringify(JSON.parse(shown[index]!.code))}\n`, 'and the README shows it on one line')
+  }
   t.not(created.id, first.id, 'the second run makes an order of its own')
   t.match(paid, { id: created.id, status: 'paid', version: 2 }, 'and moves it')
   t.same(page.items.map(order => order.id), [created.id, first.id], 'the list shows both, newest first')
@@ -207,4 +217,42 @@ t.test('the HTTP guide agrees with the README: every body field and filter of ea
   }
   t.same(errorRows(documents.get('docs/http.md')!, '## Errors'), errorRows(readme, '## Errors'))
   t.ok(errorRows(readme, '## Errors').length >= 15, 'the tables are read')
+})
+
+t.test('the webhooks guide\'s options table is one table with a row for every option webhook() accepts', async t => {
+  const guide = documents.get('docs/webhooks.md')!
+  const table = guide.slice(guide.indexOf('| option | default | meaning |')).split('\n\n')[0]!
+  const documented = [...table.matchAll(/^\| `(\w+)` \|/gm)].map(([, name]) => name)
+  // The option checker's message lists every option webhook() reads.
+  let known: string[] = []
+  try {
+    webhook({ unknownOption: true } as never)
+  } catch (err) {
+    known = /the options are (.*)$/.exec((err as Error).message)![1]!.split(', ')
+  }
+  t.ok(known.length > 0, 'webhook() says which options it reads')
+  t.same(documented.sort(), known.sort())
+})
+
+t.test('withTransaction is documented on both SQL storages wherever it is described', async t => {
+  t.match(documents.get('docs/transactions.md')!.split('\n')[0], /PostgreSQL.*MySQL/, 'the guide\'s title')
+  for (const [path, text] of [['README.md', readme], ['CHANGELOG.md', readFileSync(join(root, 'CHANGELOG.md'), 'utf8')]]) {
+    const paragraphs = text!.split('\n\n').filter(paragraph => paragraph.includes('withTransaction') && paragraph.includes('PostgreSQL'))
+    t.ok(paragraphs.length > 0, `${path} describes it`)
+    for (const paragraph of paragraphs) t.match(paragraph, /MySQL/, `${path}: ${paragraph.slice(0, 60)}…`)
+  }
+})
+
+t.test('the README states the Node.js lines package.json requires, which every locked dependency accepts, and says how to install before a release near the top', async t => {
+  const { engines } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } }
+  const major = Number(/^>=(\d+)$/.exec(engines.node)![1])
+  t.match(readme, `Requires Node.js ${major} or later`)
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { engines?: { node?: string } }> }
+  const wantMore = Object.entries(lock.packages).filter(([, { engines }]) => {
+    const lowest = /^>=\s*(\d+)/.exec(engines?.node ?? '')
+    return lowest !== null && Number(lowest[1]) > major
+  }).map(([path, { engines }]) => `${path} ${engines!.node!}`)
+  t.same(wantMore, [], `no dependency wants more than Node.js ${major}`)
+  const top = readme.slice(0, readme.indexOf('## The routes'))
+  t.match(top, /E404[\s\S]*git URL[\s\S]*npm install fastify \.\.\/fastify-order/, 'installing before a release, in the first section on installing')
 })

@@ -10,6 +10,7 @@ import { codes } from '../errors.js'
 import { IDEMPOTENCY_KEY_RULE } from '../orders/idempotency.js'
 import { compiledOnce } from './compiled-once.js'
 import { openApiSchemaOf } from './openapi.js'
+import { errorExamples, orderExamples, type ErrorExamples } from './response-examples.js'
 import type { OrderRules } from '../orders/rules.js'
 import type { OrderSchemas } from './schemas.js'
 import { checkScope, type OrderScope } from '../orders/scope.js'
@@ -61,14 +62,19 @@ interface DocumentedBodies {
 }
 
 /** The `schema` option of each route. The shared schemas appear in OpenAPI once, as components. */
-function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies, workflow: CompiledWorkflow) {
-  const error = (description: string) => ({ $ref: 'OrderError#', description })
-  const order = (description: string) => ({ $ref: 'Order#', description })
+function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies, workflow: CompiledWorkflow, changesOn: boolean) {
+  // Each answer carries examples, which Swagger UI shows rather than values made up from the schema.
+  // In the media type, beside the $ref: @fastify/swagger drops what sits beside a $ref in a schema.
+  const error = (description: string, examples: ErrorExamples) => ({ description, content: { 'application/json': { schema: { $ref: 'OrderError#' }, examples } } })
+  const examples = orderExamples(workflow, changesOn)
+  const order = (description: string, example: object) => ({ description, content: { 'application/json': { schema: { $ref: 'Order#' }, example } } })
   const invalid = 'FST_ERR_VALIDATION: the body does not match the schema'
-  const forbidden = error('ORDER_FORBIDDEN: `authorize` denied the operation')
-  const tooLarge = error('FST_ERR_CTP_BODY_TOO_LARGE: the body is above `bodyLimit`')
-  const notJson = error('FST_ERR_CTP_INVALID_MEDIA_TYPE: a body that is not application/json')
-  const unavailable = error('ORDER_STORAGE_UNAVAILABLE: the storage failed; retry later')
+  const validation = new codes.FST_ERR_VALIDATION('body must have required property \'customerId\'')
+  const forbidden = (operation: OrderOperation) => error('ORDER_FORBIDDEN: `authorize` denied the operation', errorExamples(new codes.ORDER_FORBIDDEN(operation)))
+  const tooLarge = error('FST_ERR_CTP_BODY_TOO_LARGE: the body is above `bodyLimit`', errorExamples(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()))
+  const notJson = error('FST_ERR_CTP_INVALID_MEDIA_TYPE: a body that is not application/json', errorExamples(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE('text/plain')))
+  const unavailable = error('ORDER_STORAGE_UNAVAILABLE: the storage failed; retry later', errorExamples(new codes.ORDER_STORAGE_UNAVAILABLE()))
+  const { id } = examples.created
   const tags = ['orders']
 
   const getOrderList = {
@@ -78,9 +84,10 @@ function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies, workfl
     description: 'A keyset page of orders, newest first unless `order` is "asc". Follow `nextCursor` with the same filter and order for the next page.',
     body: bodies.list as typeof schemas.ListOrdersBody,
     response: {
-      200: { ...schemas.OrderPage, description: 'A page of orders and the cursor of the next one' },
-      400: error(`${invalid}; ORDER_INVALID_CURSOR: the cursor is malformed or was issued for another filter or order`),
-      403: forbidden,
+      200: { ...schemas.OrderPage, description: 'A page of orders and the cursor of the next one', examples: [examples.page] },
+      400: error(`${invalid}; ORDER_INVALID_CURSOR: the cursor is malformed or was issued for another filter or order`,
+        errorExamples(new codes.FST_ERR_VALIDATION('body/order must be equal to one of the allowed values'), new codes.ORDER_INVALID_CURSOR())),
+      403: forbidden('getOrderList'),
       413: tooLarge,
       415: notJson,
       503: unavailable
@@ -95,13 +102,15 @@ function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies, workfl
     headers: schemas.IdempotencyHeaders,
     body: bodies.create as typeof schemas.CreateOrderBody,
     response: {
-      201: order('The new order, or the first one created with this Idempotency-Key (header idempotent-replayed: true)'),
-      400: error(`${invalid}; ORDER_TOTAL_TOO_LARGE: the total is above Number.MAX_SAFE_INTEGER; ORDER_INVALID_IDEMPOTENCY_KEY: the header is not ${IDEMPOTENCY_KEY_RULE}`),
-      403: error('ORDER_FORBIDDEN: `authorize` denied the operation, or the order is for another customer than the scope'),
-      409: error('ORDER_IDEMPOTENCY_IN_PROGRESS: a request with the same Idempotency-Key is still running; ORDER_REFERENCE_TAKEN: the customer already has an order with this reference'),
+      201: order('The new order, or the first one created with this Idempotency-Key (header idempotent-replayed: true)', examples.created),
+      400: error(`${invalid}; ORDER_TOTAL_TOO_LARGE: the total is above Number.MAX_SAFE_INTEGER; ORDER_INVALID_IDEMPOTENCY_KEY: the header is not ${IDEMPOTENCY_KEY_RULE}`,
+        errorExamples(validation, new codes.ORDER_TOTAL_TOO_LARGE(Number.MAX_SAFE_INTEGER), new codes.ORDER_INVALID_IDEMPOTENCY_KEY(IDEMPOTENCY_KEY_RULE))),
+      403: error('ORDER_FORBIDDEN: `authorize` denied the operation, or the order is for another customer than the scope', errorExamples(new codes.ORDER_FORBIDDEN('createOrder'))),
+      409: error('ORDER_IDEMPOTENCY_IN_PROGRESS: a request with the same Idempotency-Key is still running; ORDER_REFERENCE_TAKEN: the customer already has an order with this reference',
+        errorExamples(new codes.ORDER_IDEMPOTENCY_IN_PROGRESS(), new codes.ORDER_REFERENCE_TAKEN())),
       413: tooLarge,
       415: notJson,
-      422: error('ORDER_IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used with another body'),
+      422: error('ORDER_IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used with another body', errorExamples(new codes.ORDER_IDEMPOTENCY_KEY_REUSED())),
       503: unavailable
     }
   }
@@ -113,11 +122,16 @@ function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies, workfl
     description: `Applies one workflow move. Moving to the current status is a no-op; \`expectedVersion\` makes the move conditional.\n\n${movesDescription(workflow)}`,
     body: bodies.update as typeof schemas.UpdateOrderStatusBody,
     response: {
-      200: order('The order after the move, or as it was when it already had this status'),
-      400: error(`${invalid} (including a status the workflow does not have: the message lists the statuses)`),
-      403: forbidden,
-      404: error('ORDER_NOT_FOUND: no such order in the caller\'s scope'),
-      409: error('ORDER_INVALID_TRANSITION: the workflow forbids the move (the message says where the order may go); ORDER_TRANSITION_REFUSED: a guard of the workflow refused the move for this order (the message is the guard\'s); ORDER_VERSION_CONFLICT: `expectedVersion` is not the stored version'),
+      200: order('The order after the move, or as it was when it already had this status', examples.moved),
+      400: error(`${invalid} (including a status the workflow does not have: the message lists the statuses)`, errorExamples(validation)),
+      403: forbidden('updateOrderStatus'),
+      404: error('ORDER_NOT_FOUND: no such order in the caller\'s scope', errorExamples(new codes.ORDER_NOT_FOUND(id))),
+      409: error('ORDER_INVALID_TRANSITION: the workflow forbids the move (the message says where the order may go); ORDER_TRANSITION_REFUSED: a guard of the workflow refused the move for this order (the message is the guard\'s); ORDER_VERSION_CONFLICT: `expectedVersion` is not the stored version',
+        errorExamples(
+          new codes.ORDER_INVALID_TRANSITION(examples.moved.status, workflow.initial, workflow.whereFrom(examples.moved.status)),
+          new codes.ORDER_TRANSITION_REFUSED('record the payment first'),
+          new codes.ORDER_VERSION_CONFLICT(id, 1)
+        )),
       413: tooLarge,
       415: notJson,
       503: unavailable
@@ -134,14 +148,16 @@ function routeSchemasOf (schemas: OrderSchemas, bodies: DocumentedBodies, workfl
     headers: schemas.IdempotencyHeaders,
     body: bodies.change as typeof schemas.ChangeOrderBody,
     response: {
-      200: order('The order after the change (as it would be, for a preview; as it is, when every action was skipped), or as the first call with this Idempotency-Key left it (header idempotent-replayed: true)'),
-      400: error(`${invalid}; ORDER_INVALID_IDEMPOTENCY_KEY: the header is not ${IDEMPOTENCY_KEY_RULE}`),
-      403: forbidden,
-      404: error('ORDER_NOT_FOUND: no such order in the caller\'s scope'),
-      409: error('ORDER_CHANGE_REFUSED: an action the order as stored does not allow (the message names its position and the limit), or the change guard refused it (the message is the guard\'s); ORDER_VERSION_CONFLICT: `expectedVersion` is not the stored version; ORDER_IDEMPOTENCY_IN_PROGRESS: a request with the same Idempotency-Key is still running'),
+      200: order('The order after the change (as it would be, for a preview; as it is, when every action was skipped), or as the first call with this Idempotency-Key left it (header idempotent-replayed: true)', examples.changed),
+      400: error(`${invalid}; ORDER_INVALID_IDEMPOTENCY_KEY: the header is not ${IDEMPOTENCY_KEY_RULE}`,
+        errorExamples(new codes.FST_ERR_VALIDATION('body/actions/0 must have required property \'type\''), new codes.ORDER_INVALID_IDEMPOTENCY_KEY(IDEMPOTENCY_KEY_RULE))),
+      403: forbidden('changeOrder'),
+      404: error('ORDER_NOT_FOUND: no such order in the caller\'s scope', errorExamples(new codes.ORDER_NOT_FOUND(id))),
+      409: error('ORDER_CHANGE_REFUSED: an action the order as stored does not allow (the message names its position and the limit), or the change guard refused it (the message is the guard\'s); ORDER_VERSION_CONFLICT: `expectedVersion` is not the stored version; ORDER_IDEMPOTENCY_IN_PROGRESS: a request with the same Idempotency-Key is still running',
+        errorExamples(new codes.ORDER_CHANGE_REFUSED('actions[0]: items[0] has 2 open, not 3'), new codes.ORDER_VERSION_CONFLICT(id, 2), new codes.ORDER_IDEMPOTENCY_IN_PROGRESS())),
       413: tooLarge,
       415: notJson,
-      422: error('ORDER_IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used with another body'),
+      422: error('ORDER_IDEMPOTENCY_KEY_REUSED: this Idempotency-Key was used with another body', errorExamples(new codes.ORDER_IDEMPOTENCY_KEY_REUSED())),
       503: unavailable
     }
   })
@@ -267,7 +283,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     create: openApiSchemaOf(schemas.CreateOrderBody),
     update: openApiSchemaOf(schemas.UpdateOrderStatusBody),
     change: openApiSchemaOf(schemas.ChangeOrderBody)
-  }, workflow)
+  }, workflow, changes !== undefined)
   // The shared schemas the responses name by $ref: JSON Schema as TypeBox builds it.
   const serializerCompiler = serializersOf({ Order: schemas.Order, OrderError: schemas.OrderError } as Record<string, SerializedSchema>)
   const common = { bodyLimit, serializerCompiler, onRequest: hooks?.onRequest, preHandler: hooks?.preHandler }

@@ -56,7 +56,7 @@ export const IdempotencyKeySchema = Type.String({
  * A valid request of each route, documented as its body's example: Swagger UI sends it from "Try it
  * out". The move's id is an order the create made (the README's); its body's description says to put a real one in its place.
  */
-const requestExamples = {
+export const requestExamples = {
   createOrder: { customerId: 'cus_42', currency: 'EUR', items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }], metadata: { channel: 'web' } },
   getOrderList: { limit: 10, filter: { customerId: 'cus_42' } },
   updateOrderStatus: { id: '01a1ffc8468d0000b5bdf050f8a2fa9010a9950926dc3c21', status: 'paid', expectedVersion: 1, reason: 'card captured' }

@@ -38,12 +38,16 @@ export function listed (names: readonly string[]): string {
 
 const STATUS_NAME = new RegExp(`^[A-Za-z0-9_.-]{1,${limits.statusLength}}$`)
 const { invalid } = optionChecker('workflow', codes.ORDER_INVALID_OPTIONS)
+const WORKFLOW_KEYS = ['initial', 'transitions', 'guards']
 
 /** Checks a workflow option and compiles it; the error says what to change. */
 export function compileWorkflow (workflow: unknown): CompiledWorkflow {
   if (typeof workflow !== 'object' || workflow === null) {
     throw invalid(' must be an object like { initial: "new", transitions: { new: ["done"], done: [] } }')
   }
+  // A misspelt key (`guard` for `guards`) would otherwise turn a business rule off without a word.
+  const unknown = Object.keys(workflow).find(key => !WORKFLOW_KEYS.includes(key))
+  if (unknown !== undefined) throw invalid(` has no key "${unknown}"; the keys of a workflow are ${WORKFLOW_KEYS.join(', ')}`)
   const { initial, transitions, guards } = workflow as Partial<Workflow>
   if (typeof transitions !== 'object' || transitions === null || Array.isArray(transitions)) {
     throw invalid('.transitions must be an object mapping every status to the statuses it may move to')

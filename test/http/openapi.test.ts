@@ -1,6 +1,8 @@
 // OpenAPI: with @fastify/swagger registered first, the three operations are documented in full.
 import Fastify from 'fastify'
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger'
+import { Ajv } from 'ajv'
+import ajvFormats from 'ajv-formats'
 import t, { type Test } from 'tap'
 import orderPlugin, { type OrderPluginOptions } from '../../lib/index.js'
 import { buildServer } from '../../examples/server.js'
@@ -14,7 +16,7 @@ interface Operation {
   tags: string[]
   parameters?: Array<{ in: string, name: string }>
   requestBody: { content: { 'application/json': { schema: { properties: Record<string, unknown> } } } }
-  responses: Record<string, { description: string, content: { 'application/json': { schema: Record<string, unknown> } } }>
+  responses: Record<string, { description: string, content: { 'application/json': { schema: Record<string, unknown>, example?: unknown, examples?: Record<string, { value: unknown }> } } }>
 }
 
 interface Document {
@@ -95,7 +97,39 @@ t.test('Order and OrderError are shared components, referenced rather than copie
   t.match(paths['/api/order/getOrderList']!.post.responses['200']!.content['application/json'].schema, {
     properties: { items: { items: { $ref: '#/components/schemas/Order' } } }
   })
-  t.notMatch(JSON.stringify(paths), /"statusHistory"/, 'no route carries a copy of the Order schema')
+  const schemas = Object.values(paths).flatMap(path => Object.values(path.post.responses).map(response => response.content['application/json'].schema))
+  t.notMatch(JSON.stringify(schemas), /"statusHistory"/, 'no route carries a copy of the Order schema')
+})
+
+t.test('every documented answer has an example that its schema accepts: an order, a page, and each error with its status and code', async t => {
+  const spec = await openapiOf(t, byId)
+  // The document's own schemas, as a client generated from it reads them (OpenAPI 3.0: nullable).
+  const ajv = new Ajv({ strict: false, allErrors: true })
+  ajvFormats.default(ajv)
+  ajv.addSchema({ $id: 'document', components: spec.components })
+  const operations = Object.entries(spec.paths).map(([path, { post }]) => [path, post] as const)
+  t.equal(operations.length, 3)
+  for (const [path, { operationId, responses }] of operations) {
+    t.same(Object.keys(responses), [documented[operationId as keyof typeof documented].success, ...documented[operationId as keyof typeof documented].errors], path)
+    for (const [status, { content }] of Object.entries(responses)) {
+      const media = content['application/json']
+      const examples = media.example !== undefined ? [media.example] : Object.values(media.examples ?? {}).map(({ value }) => value)
+      if (!t.ok(examples.length > 0, `${operationId} ${status} has an example`)) continue
+      const validate = ajv.compile(JSON.parse(JSON.stringify(media.schema).replaceAll('"#/components/', '"document#/components/')))
+      for (const example of examples) {
+        t.ok(validate(example), `${operationId} ${status}: ${JSON.stringify(example)} ${ajv.errorsText(validate.errors)}`)
+        if (status.startsWith('2')) continue
+        t.match(example, { statusCode: Number(status), code: /^(ORDER|FST)_[A-Z_]+$/, error: String, message: String }, `${operationId} ${status} is sent with its status`)
+        t.notMatch(JSON.stringify(example), /"string"|"statusCode":0/, 'no made-up values')
+      }
+    }
+  }
+  const move = spec.paths['/api/order/updateOrderStatus']!.post.responses
+  const codes = (status: string) => Object.keys(move[status]!.content['application/json'].examples ?? {})
+  t.same(codes('409'), ['ORDER_INVALID_TRANSITION', 'ORDER_TRANSITION_REFUSED', 'ORDER_VERSION_CONFLICT'], 'each code a move may answer 409 with')
+  t.same(codes('404'), ['ORDER_NOT_FOUND'])
+  const order = move['200']!.content['application/json'].example
+  t.match(order, { customerId: 'cus_42', currency: 'EUR', status: 'paid', version: 2, total: 2500, items: [{ sku: 'A-1', quantity: 2, unitPrice: 1250 }] }, 'the order looks like one the create example makes')
 })
 
 t.test('with the default ref resolver the shared schemas still appear exactly once', async t => {
@@ -115,6 +149,19 @@ t.test('Swagger UI\'s "Try it out" succeeds on every route of the example server
   const document = (await app.inject('/docs/json')).json() as Document
   await tryItOut(t, document, (operation, payload) => app.inject({ method: 'POST', url: `/order/${operation}`, payload: payload as object }))
   t.same((await app.orders.list()).items.map(order => [order.status, order.version]), [['paid', 2]], 'the example order was made, then moved')
+})
+
+t.test('the documented orders keep within the workflow: its own statuses, and no move from an initial status that is final', async t => {
+  for (const [workflow, status, history] of [
+    [{ initial: 'new', transitions: { new: ['done'], done: [] } }, 'done', ['new', 'done']],
+    [{ initial: 'only', transitions: { only: [] } }, 'only', ['only']]
+  ] as const) {
+    const spec = (await appOf(t, { workflow })).swagger() as unknown as Document
+    const moved = spec.paths['/order/updateOrderStatus']!.post.responses['200']!.content['application/json'].example as { status: string, version: number, statusHistory: Array<{ status: string }> }
+    t.equal(moved.status, status, workflow.initial)
+    t.equal(moved.version, history.length)
+    t.same(moved.statusHistory.map(({ status }) => status), history)
+  }
 })
 
 t.test('the examples keep within the options: a custom workflow, a small page, custom fields', async t => {

@@ -162,3 +162,20 @@ t.test('a guard keyed by a status the workflow does not have, or not a function,
   const app = await buildApp(t, { workflow: { ...defaultWorkflow, guards: { shipped: undefined } } })
   t.equal((await post(app, 'createOrder', orderBody())).status, 201, 'an undefined guard is no guard')
 })
+
+t.test('a workflow key misspelt, such as guard for guards, makes register fail naming it and the keys, rather than leave the rule out', async t => {
+  for (const key of ['guard', 'initialStatus', 'transition']) {
+    const app = Fastify()
+    app.register(orderPlugin, { workflow: { ...defaultWorkflow, [key]: { shipped: () => 'never' } } as Workflow })
+    await t.rejects(async () => { await app.ready() }, {
+      code: 'ORDER_INVALID_OPTIONS',
+      message: `fastify-order: workflow has no key "${key}"; the keys of a workflow are initial, transitions, guards`
+    }, key)
+    await app.close()
+  }
+  const app = await buildApp(t, { workflow: { ...defaultWorkflow, guards: { shipped: () => 'never' } } })
+  const { id } = await createOrder(app)
+  await post(app, 'updateOrderStatus', { id, status: 'paid' })
+  t.match(await post(app, 'updateOrderStatus', { id, status: 'shipped' }), { status: 409, body: { code: 'ORDER_TRANSITION_REFUSED' } }, 'spelt right, the guard holds')
+  t.equal((await app.orders.list()).items[0]!.status, 'paid')
+})

@@ -2,6 +2,7 @@
 import { codes } from '../../errors.js'
 import { optionChecker } from '../../option-checks.js'
 import type { OrderStorage } from '../order-storage.js'
+import { clientMistake } from '../storage-mistakes.js'
 import { inTransaction, isPool, sessionOf, type MysqlClient } from './client.js'
 import { joinTransaction, settledOf } from './join-transaction.js'
 import { checkpoint } from './sql/checkpoint.js'
@@ -55,6 +56,8 @@ const check = optionChecker('mysqlStorage: ', codes.ORDER_INVALID_OPTIONS)
  * `app.orders.withTransaction(connection)` runs the same statements in the host's own transaction.
  */
 export function mysqlStorage (options: MysqlStorageOptions): Required<Omit<OrderStorage, 'feedHealth'>> {
+  const mistake = clientMistake('mysqlStorage', options)
+  if (mistake !== undefined) throw check.invalid(mistake)
   check.known(options, ['client', 'table'], '{ client: pool }')
   if (!isPool(options.client)) throw check.invalid('client must be a mysql2/promise pool: mysql.createPool(…) from \'mysql2/promise\', or pool.promise() of a mysql2 pool')
   const { table = 'fastify_orders' } = options

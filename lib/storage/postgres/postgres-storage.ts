@@ -2,6 +2,7 @@
 import { codes } from '../../errors.js'
 import { optionChecker } from '../../option-checks.js'
 import type { OrderStorage } from '../order-storage.js'
+import { clientMistake } from '../storage-mistakes.js'
 import { runnerOf, takesNamedStatements, type PostgresClient } from './client.js'
 import { feedHealthOf } from './sql/feed-health.js'
 import { joinTransaction, transactionOutcomes } from './join-transaction.js'
@@ -62,9 +63,8 @@ const check = optionChecker('postgresStorage: ', codes.ORDER_INVALID_OPTIONS)
  * statements on a client inside the host's own transaction.
  */
 export function postgresStorage (options: PostgresStorageOptions): Required<OrderStorage> {
-  if (typeof (options as { query?: unknown } | undefined)?.query === 'function') {
-    throw check.invalid('the client goes in the options: pass postgresStorage({ client: pool }), not postgresStorage(pool)')
-  }
+  const mistake = clientMistake('postgresStorage', options)
+  if (mistake !== undefined) throw check.invalid(mistake)
   const record = check.known(options, ['client', 'table', 'prepare'], '{ client: pool }')
   const { client, table = 'fastify_orders' } = options
   if (typeof client?.query !== 'function') throw check.invalid('client must be a pg.Pool, a pg.Client or a PGlite, with query(text, params)')
