@@ -330,22 +330,28 @@ t.test('subscribe refuses bad arguments with ORDER_INVALID_SUBSCRIPTION', async 
 
 t.test('a handler that never answers times out: a failed attempt, its signal aborted, retried and dead-lettered by its schedule', async t => {
   const app = await buildApp(t)
-  const calls: Array<{ customerId: string, signal: AbortSignal }> = []
+  // Both orders are stored before the subscription starts, so how long a create takes cannot reorder the calls.
+  const stuck = await app.orders.create(orderBody({ customerId: 'cus_stuck' }))
+  const fine = await app.orders.create(orderBody({ customerId: 'cus_fine' }))
+  const calls: Array<{ customerId: string, signal: AbortSignal, firstAborted: boolean }> = []
   app.orders.subscribe('stuck', (event, { signal }) => {
-    calls.push({ customerId: event.order.customerId, signal })
+    calls.push({ customerId: event.order.customerId, signal, firstAborted: calls[0]?.signal.aborted ?? false })
     // The first order's handler never answers; the second's does at once.
     return event.order.customerId === 'cus_stuck' ? new Promise(() => {}) : undefined
   }, { from: 'start', ...quick, timeout: 50, retry: { schedule: [10] }, concurrency: 1 })
-  const stuck = await app.orders.create(orderBody({ customerId: 'cus_stuck' }))
-  const fine = await app.orders.create(orderBody({ customerId: 'cus_fine' }))
   const [created, other] = await waitForEvents(app, 2)
-  await eventually('the stuck event is set aside and the other delivered', () => app.orders.subscriptions()[0]!.lastEventId === other!.id)
+  await eventually('the stuck event is dead-lettered and the other delivered', async () =>
+    app.orders.subscriptions()[0]!.lastEventId === other!.id && (await app.orders.deadLetters('stuck')).items.length === 1)
   const stuckCalls = calls.filter(call => call.customerId === 'cus_stuck')
-  t.same(calls.map(call => call.customerId).slice(0, 2), ['cus_stuck', 'cus_fine'], 'its slot freed at the timeout: the next order went on')
+  const fineCalls = calls.filter(call => call.customerId === 'cus_fine')
+  t.equal(calls[0]!.customerId, 'cus_stuck', 'the stuck order first')
+  // With one slot, the other order can only start once the hung call gave its slot up, at its timeout.
+  t.equal(fineCalls.length, 1, 'its slot freed at the timeout: the next order went on')
+  t.ok(fineCalls[0]!.firstAborted, 'the next order started after the first call was aborted')
   t.equal(stuckCalls.length, 2, 'tried once, then once more after the delay')
   t.ok(stuckCalls.every(call => call.signal.aborted), 'each stuck call saw its signal abort')
   t.match(stuckCalls[0]!.signal.reason, { code: 'ORDER_HANDLER_TIMEOUT', message: 'timed out after 50 ms' })
-  t.notOk(calls.find(call => call.customerId === 'cus_fine')!.signal.aborted, 'a call that answered in time is never aborted')
+  t.notOk(fineCalls[0]!.signal.aborted, 'a call that answered in time is never aborted')
   t.match((await app.orders.deadLetters('stuck')).items, [{ event: { id: created!.id }, attempts: 2, error: 'timed out after 50 ms' }])
   t.same([stuck.id, fine.id], [created!.order.id, other!.order.id])
 })
