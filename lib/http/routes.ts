@@ -11,6 +11,7 @@ import { IDEMPOTENCY_KEY_RULE } from '../orders/idempotency.js'
 import { compiledOnce } from './compiled-once.js'
 import { openApiSchemaOf } from './openapi.js'
 import { errorExamples, orderExamples, type ErrorExamples } from './response-examples.js'
+import { serializedFormOf } from './serialized-form.js'
 import type { OrderRules } from '../orders/rules.js'
 import type { OrderSchemas } from './schemas.js'
 import { checkScope, type OrderScope } from '../orders/scope.js'
@@ -338,12 +339,15 @@ const serializerOnce = compiledOnce(({ schema, shared }: { schema: SerializedSch
   fastJson(schema, { schema: shared }))
 
 /**
- * The response serializer of each schema, compiled once per process for every app whose routes give
- * the same schemas: after the validators, compiling serializers is most of what `register` costs.
- * `shared` are the schemas the responses name by `$ref` (their `$id` as the key).
+ * The response serializer of each schema (in its serialized form), compiled once per process for every
+ * app whose routes give the same schemas: after the validators, compiling serializers is most of what
+ * `register` costs. `schemas` are the schemas the responses name by `$ref` (their `$id` as the key).
  */
-function serializersOf (shared: Record<string, SerializedSchema>) {
+function serializersOf (schemas: Record<string, SerializedSchema>) {
+  const shared = Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, serializedFormOf(schema)]))
   const sharedText = JSON.stringify(shared)
-  return ({ schema }: { schema: unknown }) =>
-    serializerOnce(`${JSON.stringify(schema)}\n${sharedText}`, { schema: schema as SerializedSchema, shared })
+  return ({ schema }: { schema: unknown }) => {
+    const form = serializedFormOf(schema as SerializedSchema)
+    return serializerOnce(`${JSON.stringify(form)}\n${sharedText}`, { schema: form, shared })
+  }
 }
