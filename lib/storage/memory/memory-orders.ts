@@ -184,7 +184,7 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
       const byStore = byCustomer.get(customerId) ?? byCustomer.set(customerId, new Map()).get(customerId)!
       byStore.set(store, order)
     }
-    append(Object.assign({}, event, { order }))
+    append({ id: event.id, type: 'created', at: event.at, order })
     indexes.add(order)
     if (claim !== undefined) claims.store(claim, order.id)
     return { created: true, order }
