@@ -52,7 +52,8 @@ export function createOrder ({ orders, keys, events }: Tables, transaction: Tran
       if (keyHash !== undefined) await write(unclaim, [keyHash, columns[0]])
       return { created: false, referenceTaken: true }
     }
-    const orderJson = `{"number":${number},${JSON.stringify(order).slice(1)}`
+    // The document column's JSON (the order without its number), with the number put first, as a read puts it.
+    const orderJson = `{"number":${number},${(columns[7] as string).slice(1)}`
     try {
       await write(insertEvent, [event.id, columns[0], eventJson(event, orderJson), event.at])
     } catch (err) {

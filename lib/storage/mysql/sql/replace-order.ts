@@ -30,7 +30,9 @@ export function replaceWith (tables: Tables, transaction: Transaction, joined = 
     const { write } = session
     const [id, ...columns] = orderColumns(order)
     if (claim !== undefined && !await claims.claim(session, order, claim)) return 'claimed'
-    const store = () => write(insertEvent, [event.id, id, event.type, eventJson(event, JSON.stringify(order)), event.at])
+    // The event's order is the document column's JSON with the number put first, as a read puts it.
+    const orderJson = `{"number":${order.number},${(columns[6] as string).slice(1)}`
+    const store = () => write(insertEvent, [event.id, id, event.type, eventJson(event, orderJson), event.at])
     if (joined) await store()
     const updated = await write(update, [...columns, id, expectedVersion])
     if (updated.affectedRows !== 1) {
