@@ -1,4 +1,6 @@
 import t from 'tap'
+import Fastify from 'fastify'
+import orderPlugin, { type Order } from '../../lib/index.js'
 import { buildApp, orderBody, post } from '../helper.js'
 
 t.test('createOrder returns 201 with the order the server computed', async t => {
@@ -140,4 +142,30 @@ t.test('a field not in the order shape never leaks from the storage', async t =>
   const { body } = await post(app, 'updateOrderStatus', { id: order.id, status: 'pending' })
   t.notOk('secret' in body)
   t.notOk('cost' in body.items[0])
+})
+
+t.test('a host\'s preSerialization and onSend hooks see each order answer: the order, then its JSON', async t => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  const seen: Array<[string, unknown]> = []
+  app.addHook('preSerialization', async (request, _reply, payload) => {
+    seen.push([request.url, (payload as Order).status])
+    return payload
+  })
+  app.addHook('onSend', async (request, reply, payload) => {
+    seen.push([request.url, `${reply.getHeader('content-type') as string} ${typeof payload}`])
+    return payload
+  })
+  await app.register(orderPlugin, { changes: { route: true } })
+  const created = await post(app, 'createOrder', orderBody())
+  t.equal(created.status, 201)
+  const moved = await post(app, 'updateOrderStatus', { id: created.body.id, status: 'paid' })
+  const changed = await post(app, 'changeOrder', { id: created.body.id, actions: [{ type: 'recordPayment', amount: 100, reference: 'pi_1' }] })
+  t.match([moved.body, changed.body], [{ status: 'paid', version: 2 }, { paid: 100, version: 3 }])
+  const json = 'application/json; charset=utf-8 string'
+  t.same(seen, [
+    ['/order/createOrder', 'pending'], ['/order/createOrder', json],
+    ['/order/updateOrderStatus', 'paid'], ['/order/updateOrderStatus', json],
+    ['/order/changeOrder', 'paid'], ['/order/changeOrder', json]
+  ])
 })
