@@ -73,18 +73,52 @@ function prepared (sql: string, values: unknown[]): [string, unknown[]] {
   return [text, bound]
 }
 
-export function sessionOf (connection: Pick<MysqlConnection, 'query' | 'execute'>): Session {
+/** The callback API of mysql2 that its promise pool and connections wrap. */
+interface CallbackSide {
+  query: (options: any, ...rest: any[]) => void
+  execute: (options: any, ...rest: any[]) => void
+}
+
+type Statements = Pick<MysqlConnection, 'query' | 'execute'>
+
+/**
+ * The callback pool or connection under a mysql2/promise one whose statements are the wrapper's own
+ * (not a host's override of them), or undefined. The wrapper captures a stack trace on every statement
+ * while the pool's `trace` option is on (its default), which cost a create more of Node's time than
+ * anything else; the storage's errors carry their MySQL fields (errno, sqlMessage) either way.
+ */
+export function callbackSideOf (client: object): CallbackSide | undefined {
+  const own = client as Statements & { connection?: unknown, pool?: unknown }
+  const shared = Object.getPrototypeOf(client) as Partial<Statements> | null
+  if (shared?.query !== own.query || shared.execute !== own.execute) return undefined
+  const side = (own.connection ?? own.pool) as Partial<CallbackSide> | undefined
+  return typeof side?.query === 'function' && typeof side.execute === 'function' ? side as CallbackSide : undefined
+}
+
+/** Statements sent through the callback API, as the promise wrapper sends them, without its stack trace. */
+export function directStatements (side: CallbackSide): Statements {
+  const send = (method: 'query' | 'execute', options: unknown, values: unknown) => new Promise<[any, any]>((resolve, reject) => {
+    const done = (err: Error | null, result: unknown, fields: unknown) => err === null ? resolve([result, fields]) : reject(err)
+    if (values === undefined) side[method](options, done)
+    else side[method](options, values, done)
+  })
+  return { query: (options, values) => send('query', options, values), execute: (options, values) => send('execute', options, values) }
+}
+
+export function sessionOf (connection: Statements): Session {
+  const side = callbackSideOf(connection)
+  const statements = side === undefined ? connection : directStatements(side)
   // A statement with values is prepared (mysql2 keeps it per connection) and executed with them bound;
   // one without (a transaction's START and COMMIT, DDL, the sequencer's positions) is sent as it is.
   return {
     run: async <Row>(sql: string, values: unknown[] = []) => {
       const [text, bound] = prepared(sql, values)
-      const [rows] = await (bound.length === 0 ? connection.query(readOf(text)) : connection.execute(readOf(text), bound))
+      const [rows] = await (bound.length === 0 ? statements.query(readOf(text)) : statements.execute(readOf(text), bound))
       return rows as Row[]
     },
     write: async (sql, values = []) => {
       const [text, bound] = prepared(sql, values)
-      const [result] = await (bound.length === 0 ? connection.query(text) : connection.execute(text, bound))
+      const [result] = await (bound.length === 0 ? statements.query(text) : statements.execute(text, bound))
       return { affectedRows: Number(result.affectedRows), insertId: Number(result.insertId) }
     }
   }

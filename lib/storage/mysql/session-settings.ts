@@ -1,7 +1,7 @@
 // The session settings the MySQL storage serves, checked at init and on each new connection of the pool; what it cannot serve is refused saying what to change.
 import { codes } from '../../errors.js'
 import { optionChecker } from '../../option-checks.js'
-import type { MysqlClient, MysqlConnection } from './client.js'
+import { callbackSideOf, directStatements, type MysqlClient, type MysqlConnection } from './client.js'
 
 const check = optionChecker('mysqlStorage: ', codes.ORDER_INVALID_OPTIONS)
 
@@ -84,9 +84,12 @@ export function watchedPool (client: MysqlClient): MysqlClient {
       throw state.refusal ?? err
     }
   }
+  // The pool's single statements through its callback API when they are the promise pool's own (client.ts).
+  const side = callbackSideOf(client)
+  const statements = side === undefined ? client : directStatements(side)
   return {
-    query: (options, values) => served(() => client.query(options, values)),
-    execute: (options, values) => served(() => client.execute(options, values)),
+    query: (options, values) => served(() => statements.query(options, values)),
+    execute: (options, values) => served(() => statements.execute(options, values)),
     getConnection: () => served(() => client.getConnection())
   }
 }
