@@ -2,20 +2,25 @@
 import type { OrderEvent } from '../../feed/events.js'
 import type { FeedCapability, SubscriptionsCapability } from '../order-storage.js'
 import { memorySubscriptions } from './memory-subscriptions.js'
+import { eventPositions } from './event-positions.js'
 
 export interface MemoryFeed extends FeedCapability, SubscriptionsCapability {
-  /** Stores a change's event, in the same synchronous step as the change. */
+  /**
+   * Stores a change's event, in the same synchronous step as the change and before any of it: throws,
+   * storing nothing, when an event with this id is stored already.
+   */
   append: (event: OrderEvent) => void
-  /** Throws when an event with this id is stored already, before the change is made. */
-  assertNewEvent: (event: OrderEvent) => void
 }
 
 export function memoryFeed (): MemoryFeed {
   // The event at feed position p sits at events[p - base]; purging moves `oldest` forward and compacts now and then.
   const events: OrderEvent[] = []
-  const positions = new Map<string, number>()
   let base = 0
   let oldest = 0
+  const positions = eventPositions(
+    position => position - base >= oldest && position - base < events.length ? events[position - base]!.id : undefined,
+    () => ({ first: base + oldest, end: base + events.length })
+  )
 
   /** Up to `limit` events from feed position `from` on, without those `skip` names. */
   function eventsFrom (from: number, limit: number, skip?: ReadonlySet<string>): OrderEvent[] {
@@ -30,7 +35,7 @@ export function memoryFeed (): MemoryFeed {
 
   const { keepFrom, ...subscriptions } = memorySubscriptions({
     eventsFrom,
-    positionOf: eventId => positions.get(eventId),
+    positionOf: positions.get,
     last: () => base + events.length - 1
   })
 
@@ -39,26 +44,22 @@ export function memoryFeed (): MemoryFeed {
     const keep = keepFrom(Date.parse(before))
     let count = 0
     for (; count < limit && oldest < events.length && base + oldest < keep; count++) {
-      const event = events[oldest]!
-      if (event.at >= before) break
-      positions.delete(event.id)
+      if (events[oldest]!.at >= before) break
       oldest++
     }
     if (oldest > 1024 && oldest * 2 > events.length) {
       events.splice(0, oldest)
       base += oldest
       oldest = 0
+      positions.rebuild()
     }
     return count
   }
 
   return {
     append (event) {
-      positions.set(event.id, base + events.length)
+      if (!positions.add(event.id, base + events.length)) throw new Error(`event id ${event.id} is already stored`)
       events.push(event)
-    },
-    assertNewEvent (event) {
-      if (positions.has(event.id)) throw new Error(`event id ${event.id} is already stored`)
     },
     async listEvents ({ after, limit }) {
       if (after === undefined) return eventsFrom(0, limit)

@@ -153,10 +153,11 @@ function pageIndexes (all: () => Iterable<Order>) {
 }
 
 /**
- * The orders of a memory storage. `append` stores a change's event: it is called in the same
- * synchronous step as the change, after every check that could refuse it, so both are stored or neither.
+ * The orders of a memory storage. `append` stores a change's event, or throws having stored nothing:
+ * it is called in the same synchronous step as the change, after every other check that could refuse
+ * it and before anything is changed, so both are stored or neither.
  */
-export function memoryOrders (append: (event: OrderEvent) => void, assertNewEvent: (event: OrderEvent) => void): OrdersCapability & ChangesCapability {
+export function memoryOrders (append: (event: OrderEvent) => void): OrdersCapability & ChangesCapability {
   const byId = new Map<string, Order>()
   // Numbers are 1, 2, 3… in creation order: order n is at n - 1, an append rather than a hashed insert.
   const byNumber: Order[] = []
@@ -173,10 +174,10 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     const { reference, customerId, store = '' } = newOrder
     if (reference !== undefined && storesOf(reference, customerId)?.has(store) === true) return { created: false, referenceTaken: true }
     if (byId.has(newOrder.id)) throw new Error(`order id ${newOrder.id} is already stored`)
-    assertNewEvent(event as OrderEvent)
     // The plugin's order and event stay as they were given: what is stored is a numbered copy (made
     // by Object.assign, which V8 sizes to fit; a spread leaves room for more properties in every order).
     const order: Order = Object.assign({}, newOrder, { number: byNumber.length + 1 })
+    append({ id: event.id, type: 'created', at: event.at, order })
     byId.set(order.id, order)
     byNumber.push(order)
     if (reference !== undefined) {
@@ -184,7 +185,6 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
       const byStore = byCustomer.get(customerId) ?? byCustomer.set(customerId, new Map()).get(customerId)!
       byStore.set(store, order)
     }
-    append({ id: event.id, type: 'created', at: event.at, order })
     indexes.add(order)
     if (claim !== undefined) claims.store(claim, order.id)
     return { created: true, order }
@@ -220,11 +220,10 @@ export function memoryOrders (append: (event: OrderEvent) => void, assertNewEven
     const previous = byId.get(order.id)
     if (previous === undefined || previous.version !== expectedVersion) return false
     if (claim !== undefined && claims.live(claim.key, event.at) !== undefined) return false
-    assertNewEvent(event)
+    append(event)
     byId.set(order.id, order)
     byNumber[order.number - 1] = order
     if (order.reference !== undefined) storesOf(order.reference, order.customerId)!.set(order.store ?? '', order)
-    append(event)
     indexes.replace(previous, order)
     // A change's claim answers with the order as the change left it, whatever comes after.
     if (claim !== undefined) claims.store(claim, order.id, order)

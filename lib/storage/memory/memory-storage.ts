@@ -8,6 +8,6 @@ import { memoryOrders } from './memory-orders.js'
  * Fine for tests, examples and single-process apps; use a database adapter to keep orders.
  */
 export function memoryStorage (): Required<Omit<OrderStorage, 'init' | 'joinTransaction' | 'feedHealth'>> {
-  const { append, assertNewEvent, ...feed } = memoryFeed()
-  return { ...memoryOrders(append, assertNewEvent), ...feed }
+  const { append, ...feed } = memoryFeed()
+  return { ...memoryOrders(append), ...feed }
 }

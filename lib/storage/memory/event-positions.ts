@@ -1,0 +1,88 @@
+// The feed position of each stored event id: a hash table of numbers, each hit checked against the event it names.
+//
+// A Map from id to position costs several times more per stored event once it holds a million ids: each
+// insert walks a chain whose every entry reads a stored key string, far apart in memory, and the garbage
+// collector marks the whole table. Here the table is two typed arrays (open addressing, linear probing)
+// of a 32-bit hash and a position: a probe reads the string only on a matching hash, and the collector
+// never looks inside.
+
+export interface EventPositions {
+  /** Records that the event with `id` is at `position`; false, recording nothing, when a held event has this id. */
+  add: (id: string, position: number) => boolean
+  /** The position of the held event with this id. */
+  get: (id: string) => number | undefined
+  /** Makes the table anew from the events held now, dropping the slots of those no longer held. */
+  rebuild: () => void
+}
+
+/** FNV-1a over the id's UTF-16 code units. */
+function hashOf (id: string): number {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193)
+  return hash
+}
+
+const FIRST_CAPACITY = 1024
+
+/**
+ * `idAt(position)` is the id of the event held at a position, undefined once it is purged; `held()`
+ * gives the positions held: from `first` up to `end`, exclusive.
+ */
+export function eventPositions (idAt: (position: number) => string | undefined, held: () => { first: number, end: number }): EventPositions {
+  let capacity = FIRST_CAPACITY
+  // Two numbers a slot, side by side: the id's hash, then the position + 1 (0 in a free slot).
+  let slots = new Float64Array(2 * capacity)
+  // Taken slots, of held events and of purged ones alike: the table grows before half of it is taken.
+  let taken = 0
+
+  /** The slot holding `id`, or the free slot that ends its probe (as a negative number: -1 - slot). */
+  function slotOf (id: string, hash: number): number {
+    const mask = capacity - 1
+    let slot = hash & mask
+    for (let stored = slots[2 * slot + 1]!; stored !== 0; stored = slots[2 * slot + 1]!) {
+      if (slots[2 * slot] === hash && idAt(stored - 1) === id) return slot
+      slot = (slot + 1) & mask
+    }
+    return -1 - slot
+  }
+
+  /** Takes the free slot that ends the probe of `hash` in a table whose ids all differ. */
+  function put (hash: number, stored: number): void {
+    const mask = capacity - 1
+    let slot = hash & mask
+    while (slots[2 * slot + 1] !== 0) slot = (slot + 1) & mask
+    slots[2 * slot] = hash
+    slots[2 * slot + 1] = stored
+    taken++
+  }
+
+  /** Makes the table anew, four times the size of what is held, from the slots of the events held. */
+  function rebuild (): void {
+    const { first, end } = held()
+    const old = slots
+    capacity = FIRST_CAPACITY
+    while (capacity < (end - first) * 4) capacity *= 2
+    slots = new Float64Array(2 * capacity)
+    taken = 0
+    for (let at = 0; at < old.length; at += 2) {
+      if (old[at + 1]! > first) put(old[at]!, old[at + 1]!)
+    }
+  }
+
+  return {
+    add (id, position) {
+      const hash = hashOf(id)
+      const slot = slotOf(id, hash)
+      if (slot >= 0) return false
+      slots[-2 - 2 * slot] = hash
+      slots[-1 - 2 * slot] = position + 1
+      if (++taken * 2 > capacity) rebuild()
+      return true
+    },
+    get (id) {
+      const slot = slotOf(id, hashOf(id))
+      return slot < 0 ? undefined : slots[2 * slot + 1]! - 1
+    },
+    rebuild
+  }
+}
