@@ -12,20 +12,30 @@ function unavailable (err: unknown): unknown {
   return new codes.ORDER_STORAGE_UNAVAILABLE({ cause: err })
 }
 
+/** Rejects with what a storage's failure becomes: a handler made once, not on every call. */
+function rethrowUnavailable (err: unknown): never {
+  throw unavailable(err)
+}
+
 /** `storage` whose named methods reject with ORDER_STORAGE_UNAVAILABLE (caused by the failure) when they fail. */
 export function unavailableOnFailure<T extends object, K extends Methods<T>> (storage: T, methods: readonly K[]): Pick<T, K> {
   const guarded = {} as Pick<T, K>
-  for (const method of methods) {
-    const call = (storage[method] as (...args: unknown[]) => Promise<unknown>).bind(storage)
-    // The storage's own promise with a handler of its failure, rather than an async function around
-    // it: one promise and one turn less on every call, which the memory storage's requests notice.
-    guarded[method] = ((...args: unknown[]) => {
-      try {
-        return Promise.resolve(call(...args)).catch((err: unknown) => { throw unavailable(err) })
-      } catch (err) {
-        return Promise.reject(unavailable(err))
-      }
-    }) as T[K]
-  }
+  for (const method of methods) guarded[method] = guard(storage, storage[method] as (...args: unknown[]) => Promise<unknown>) as T[K]
   return guarded
+}
+
+/**
+ * `call` on `storage`, failing as ORDER_STORAGE_UNAVAILABLE: the storage's own promise with a handler
+ * of its failure, rather than an async function around it (one promise and one turn less on every
+ * call, which the memory storage's requests notice), its arguments passed on as they came (V8 makes
+ * that a plain call, where a rest parameter and a spread would make an array each time).
+ */
+function guard (storage: object, call: (...args: unknown[]) => Promise<unknown>) {
+  return function (this: unknown) {
+    try {
+      return Promise.resolve(call.apply(storage, arguments as unknown as unknown[])).catch(rethrowUnavailable)
+    } catch (err) {
+      return Promise.reject(unavailable(err))
+    }
+  }
 }
