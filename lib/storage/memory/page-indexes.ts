@@ -17,7 +17,9 @@ const INDEXED: ReadonlyArray<readonly EqualityFilter[]> = [
   ['balance'], ['balance', 'customerId'], ['balance', 'store'], ['balance', 'store', 'customerId']
 ]
 
-const EQUALITY = [...new Set(INDEXED.flat())]
+// A bit for each equality filter; a page's filters, as the sum of theirs, pick its index from BY_FILTERS.
+const BIT: Record<EqualityFilter, number> = { customerId: 1, store: 2, balance: 4 }
+const BY_FILTERS = Array.from({ length: 8 }, (_, bits) => INDEXED.findIndex(fields => fields.reduce((sum, field) => sum | BIT[field], 0) === bits))
 
 // What a list query holds besides its equality filters on stored properties: walked, looked up or
 // derived (the balance's sign), never compared as equal to a property.
@@ -85,8 +87,8 @@ function runOf<S> (index: Index, status: string, source: S, valueOf: (source: S,
 }
 
 /** The index whose fields are exactly the equality filters `query` gives. */
-function indexOf (query: StorageListQuery): number {
-  return INDEXED.findIndex(fields => EQUALITY.every(field => fields.includes(field) === (query[field] !== undefined)))
+function indexOf ({ customerId, store, balance }: StorageListQuery): number {
+  return BY_FILTERS[(customerId === undefined ? 0 : BIT.customerId) | (store === undefined ? 0 : BIT.store) | (balance === undefined ? 0 : BIT.balance)]!
 }
 
 /**
