@@ -25,22 +25,15 @@ function mixList (hash: number, texts: readonly string[] | undefined, prime: num
 // The filters every cursor has mixed since the first release, absent or not; later ones are mixed by name when given.
 const FIRST_FILTERS = new Set(['customerId', 'statuses', 'ids', 'createdFrom', 'createdTo'])
 
-/** One 25-bit lane of the check, as 5 base-36 digits. */
-function lane (order: string, filter: PageFilter, createdAt: string, id: string, basis: number, prime: number): string {
+/** One 25-bit lane of the check, as 5 base-36 digits; `later` are the later filters given, as mixed. */
+function lane (order: string, filter: PageFilter, later: readonly string[], createdAt: string, id: string, basis: number, prime: number): string {
   let hash = mixText(basis, order, prime)
   hash = mixText(hash, filter.customerId, prime)
   hash = mixList(hash, filter.statuses, prime)
   hash = mixList(hash, filter.ids, prime)
   hash = mixText(hash, filter.createdFrom, prime)
   hash = mixText(hash, filter.createdTo, prime)
-  // Mixed only when given, by name in name order, so a cursor of a query without them keeps its check.
-  const later: string[] = []
-  for (const key in filter) if (!FIRST_FILTERS.has(key) && (filter as Record<string, unknown>)[key] !== undefined) later.push(key)
-  if (later.length > 1) later.sort()
-  for (const key of later) {
-    const value = (filter as Record<string, unknown>)[key]
-    hash = mixText(hash, `${key}:${typeof value === 'string' ? value : JSON.stringify(value)}`, prime)
-  }
+  for (const text of later) hash = mixText(hash, text, prime)
   hash = mixText(hash, createdAt, prime)
   hash = mixText(hash, id, prime)
   return (hash >>> 7).toString(36).padStart(5, '0')
@@ -52,7 +45,15 @@ function lane (order: string, filter: PageFilter, createdAt: string, id: string,
  * grants nothing, since scope and filter apply to every page.
  */
 function checkOf (order: string, filter: PageFilter, createdAt: string, id: string): string {
-  return lane(order, filter, createdAt, id, 0x811c9dc5, 0x01000193) + lane(order, filter, createdAt, id, 0x050c5d1f, 0x5bd1e995)
+  // Mixed only when given, by name in name order, so a cursor of a query without them keeps its check.
+  const keys: string[] = []
+  for (const key in filter) if (!FIRST_FILTERS.has(key) && (filter as Record<string, unknown>)[key] !== undefined) keys.push(key)
+  if (keys.length > 1) keys.sort()
+  const later = keys.map(key => {
+    const value = (filter as Record<string, unknown>)[key]
+    return `${key}:${typeof value === 'string' ? value : JSON.stringify(value)}`
+  })
+  return lane(order, filter, later, createdAt, id, 0x811c9dc5, 0x01000193) + lane(order, filter, later, createdAt, id, 0x050c5d1f, 0x5bd1e995)
 }
 
 /** The cursor of the page after `position`, for the order and canonical filter that listed it. */
