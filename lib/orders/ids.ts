@@ -14,9 +14,24 @@ function random16 (): number {
   return used - 16
 }
 
+// Each id is spelled into a buffer of its own and read out as one flat string (crypto.randomUUID's is a
+// tree of joined pieces, several times larger in memory, which a stored order or event keeps).
+const HEX = Buffer.from('0123456789abcdef')
+
+/** Spells `count` bytes of `bytes` from `from` as hex digits into `into` at `at`; returns where it ended. */
+function spellHex (into: Buffer, at: number, bytes: Buffer, from: number, count: number): number {
+  for (let i = from; i < from + count; i++) {
+    const byte = bytes[i]!
+    into[at++] = HEX[byte >> 4]!
+    into[at++] = HEX[byte & 15]!
+  }
+  return at
+}
+
 // Order ids ascend in creation order within a process, so ties on createdAt list in creation order
 // and each index insert (memory or a database B-tree) is an append.
-const orderId = Buffer.alloc(24)
+const orderId = Buffer.alloc(48)
+const prefix = Buffer.alloc(8)
 let lastMillis = -1
 let sequence = 0
 
@@ -24,21 +39,20 @@ let sequence = 0
 export function newOrderId (millis: number): string {
   if (millis === lastMillis) sequence = (sequence + 1) & 0xffff
   else {
+    // The time's digits change once a millisecond.
     lastMillis = millis
     sequence = 0
+    prefix.writeUIntBE(millis, 0, 6)
+    spellHex(orderId, 0, prefix, 0, 6)
   }
-  orderId.writeUIntBE(millis, 0, 6)
-  orderId.writeUInt16BE(sequence, 6)
-  const at = random16()
-  entropy.copy(orderId, 8, at, at + 16)
-  // One flat string: concatenation would keep a rope of three strings alive per stored order.
-  return orderId.toString('hex')
+  prefix[6] = sequence >> 8
+  prefix[7] = sequence & 0xff
+  spellHex(orderId, 12, prefix, 6, 2)
+  spellHex(orderId, 16, entropy, random16(), 16)
+  return orderId.toString('latin1')
 }
 
-// Each event id is written into one buffer and read out as one flat string (crypto.randomUUID's is a
-// tree of joined pieces, several times larger in memory, which a stored event keeps for the whole retention).
 const spelled = Buffer.alloc(36)
-const HEX = Buffer.from('0123456789abcdef')
 
 /** A random (version 4) UUID, as crypto.randomUUID spells it. */
 export function newEventId (): string {
