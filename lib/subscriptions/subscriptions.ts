@@ -162,7 +162,8 @@ export function createSubscriptions (config: SubscriptionsConfig): Subscriptions
       return { count }
     },
     wake () {
-      for (const runner of runners.values()) runner.wake()
+      // Every stored change calls it: no iterator made when there is no subscription.
+      if (runners.size > 0) for (const runner of runners.values()) runner.wake()
     },
     start () {
       started = true
