@@ -1,5 +1,6 @@
 // The event feed in memory: events in the order they were stored, each committed at once; subscriptions read it.
 import type { OrderEvent } from '../../feed/events.js'
+import type { Order } from '../../http/schemas.js'
 import type { FeedCapability, SubscriptionsCapability } from '../order-storage.js'
 import { memorySubscriptions } from './memory-subscriptions.js'
 import { eventPositions } from './event-positions.js'
@@ -12,23 +13,36 @@ export interface MemoryFeed extends FeedCapability, SubscriptionsCapability {
   append: (event: OrderEvent) => void
 }
 
+/**
+ * What the feed keeps of an event: a `created` event whose time is its order's creation is kept as the
+ * order alone (its id beside it), one object fewer for every create; any other event as it is.
+ */
+type Kept = Order | OrderEvent
+
+const isEvent = (kept: Kept): kept is OrderEvent => 'type' in kept
+
 export function memoryFeed (): MemoryFeed {
-  // The event at feed position p sits at events[p - base]; purging moves `oldest` forward and compacts now and then.
-  const events: OrderEvent[] = []
+  // The event at feed position p is at p - base in `ids` and `kept`; purging moves `oldest` forward and compacts now and then.
+  const ids: string[] = []
+  const kept: Kept[] = []
   let base = 0
   let oldest = 0
   const positions = eventPositions(
-    position => position - base >= oldest && position - base < events.length ? events[position - base]!.id : undefined,
-    () => ({ first: base + oldest, end: base + events.length })
+    position => position - base >= oldest && position - base < ids.length ? ids[position - base] : undefined,
+    () => ({ first: base + oldest, end: base + ids.length })
   )
+
+  /** The event at index `i`. */
+  function eventAt (i: number): OrderEvent {
+    const event = kept[i]!
+    return isEvent(event) ? event : { id: ids[i]!, type: 'created', at: event.createdAt, order: event }
+  }
 
   /** Up to `limit` events from feed position `from` on, without those `skip` names. */
   function eventsFrom (from: number, limit: number, skip?: ReadonlySet<string>): OrderEvent[] {
-    const start = Math.max(from - base, oldest)
-    if (skip === undefined || skip.size === 0) return events.slice(start, start + limit)
     const found: OrderEvent[] = []
-    for (let i = start; i < events.length && found.length < limit; i++) {
-      if (!skip.has(events[i]!.id)) found.push(events[i]!)
+    for (let i = Math.max(from - base, oldest); i < ids.length && found.length < limit; i++) {
+      if (skip === undefined || !skip.has(ids[i]!)) found.push(eventAt(i))
     }
     return found
   }
@@ -36,19 +50,21 @@ export function memoryFeed (): MemoryFeed {
   const { keepFrom, ...subscriptions } = memorySubscriptions({
     eventsFrom,
     positionOf: positions.get,
-    last: () => base + events.length - 1
+    last: () => base + ids.length - 1
   })
 
   function purgeEvents (before: string, limit: number): number {
     // Live subscriptions (held after `before`) keep every event they have not handled.
     const keep = keepFrom(Date.parse(before))
     let count = 0
-    for (; count < limit && oldest < events.length && base + oldest < keep; count++) {
-      if (events[oldest]!.at >= before) break
+    for (; count < limit && oldest < ids.length && base + oldest < keep; count++) {
+      const event = kept[oldest]!
+      if ((isEvent(event) ? event.at : event.createdAt) >= before) break
       oldest++
     }
-    if (oldest > 1024 && oldest * 2 > events.length) {
-      events.splice(0, oldest)
+    if (oldest > 1024 && oldest * 2 > ids.length) {
+      ids.splice(0, oldest)
+      kept.splice(0, oldest)
       base += oldest
       oldest = 0
       positions.rebuild()
@@ -58,8 +74,9 @@ export function memoryFeed (): MemoryFeed {
 
   return {
     append (event) {
-      if (!positions.add(event.id, base + events.length)) throw new Error(`event id ${event.id} is already stored`)
-      events.push(event)
+      if (!positions.add(event.id, base + ids.length)) throw new Error(`event id ${event.id} is already stored`)
+      ids.push(event.id)
+      kept.push(event.type === 'created' && event.at === event.order.createdAt ? event.order : event)
     },
     async listEvents ({ after, limit }) {
       if (after === undefined) return eventsFrom(0, limit)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { storeEvent } from '../../../lib/storage/conformance/fixtures.js'
-import { createdEvent } from '../../../lib/feed/events.js'
+import { createdEvent, statusChangedEvent } from '../../../lib/feed/events.js'
 import { memoryStorage } from '../../../lib/index.js'
 import type { Order } from '../../../lib/index.js'
 import { buildApp, createOrder, storedOrder, storeOrder } from '../../helper.js'
@@ -31,6 +31,27 @@ t.test('memoryStorage lists the feed exactly as before once thousands of purged 
   t.same(await storage.listEvents({ after: events[2500]!.id, limit: 3 }), events.slice(2501, 2504), 'positions still match after compaction')
   t.same((await storage.lease({ name: 'late', holder: 'h', ttl: 1000, from: 'start' })).held, true)
   t.same(await storage.readSubscription('late', 2), events.slice(2000, 2002), 'a new subscription from start reads from the oldest kept')
+})
+
+t.test('memoryStorage gives back every event as it was stored, a move and a create stamped apart from its order included, and purges each by its own time', async t => {
+  const storage = memoryStorage()
+  const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString()
+  const order = storedOrder({ createdAt: at(0), updatedAt: at(0) })
+  const created = createdEvent(order)
+  await storeEvent(storage, created)
+  const moved = { ...order, number: 1, status: 'paid', version: 2, updatedAt: at(2), statusHistory: [...order.statusHistory, { status: 'paid', at: at(2) }] }
+  const move = statusChangedEvent(moved, 'pending')
+  t.equal(await storage.replace(moved, 1, move), true)
+  const other = storedOrder({ createdAt: at(3), updatedAt: at(3) })
+  // A created event whose time is not its order's creation (a caller of the storage may give one).
+  const late = { ...createdEvent(other), at: at(4) }
+  await storeEvent(storage, late)
+  const events = await storage.listEvents({ limit: 10 })
+  t.same(events, [{ ...created, order: { ...order, number: 1 } }, move, { ...late, order: { ...other, number: 2 } }], 'each event as it was stored')
+  t.equal(await storage.purgeEvents(at(2), 10), 1, 'the move at the cutoff stops the purge')
+  t.equal(await storage.purgeEvents(at(4), 10), 1, 'the move goes by its own time')
+  t.same(await storage.listEvents({ limit: 10 }), [events[2]], 'and the late create is kept until its own time')
+  t.equal(await storage.purgeEvents(at(5), 10), 1)
 })
 
 t.test('memoryStorage purges expired idempotency keys a batch at a time, however many were made', async t => {
