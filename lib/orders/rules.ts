@@ -155,7 +155,14 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
     if (idempotencyKey !== undefined) checkIdempotencyKey(idempotencyKey)
     const now = new Date()
     const order = newOrderOf(input, scope, workflow.initial, now)
-    if (changes !== undefined) Object.assign(order, { paid: 0, balance: order.total, payments: [], changes: [] })
+    if (changes !== undefined) {
+      // Set one by one: Object.assign from a literal costs a create several times more.
+      const ledger = order as NewOrder & Pick<OrderWithChanges, 'paid' | 'balance' | 'payments' | 'changes'>
+      ledger.paid = 0
+      ledger.balance = order.total
+      ledger.payments = []
+      ledger.changes = []
+    }
     fields.fill(order, input)
     const claim = idempotencyKey === undefined
       ? undefined
