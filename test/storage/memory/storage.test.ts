@@ -46,7 +46,7 @@ t.test('memoryStorage gives back every event as it was stored, a move and a crea
   // A created event whose time is not its order's creation (a caller of the storage may give one).
   const late = { ...createdEvent(other), at: at(4) }
   await storeEvent(storage, late)
-  const events = await storage.listEvents({ limit: 10 })
+  const events = (await storage.listEvents({ limit: 10 }))!
   t.same(events, [{ ...created, order: { ...order, number: 1 } }, move, { ...late, order: { ...other, number: 2 } }], 'each event as it was stored')
   t.equal(await storage.purgeEvents(at(2), 10), 1, 'the move at the cutoff stops the purge')
   t.equal(await storage.purgeEvents(at(4), 10), 1, 'the move goes by its own time')
