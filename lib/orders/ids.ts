@@ -59,12 +59,15 @@ export function newEventId (): string {
   const from = random16()
   entropy[from + 6] = (entropy[from + 6]! & 0x0f) | 0x40
   entropy[from + 8] = (entropy[from + 8]! & 0x3f) | 0x80
-  let at = 0
-  for (let i = 0; i < 16; i++) {
-    if (i === 4 || i === 6 || i === 8 || i === 10) spelled[at++] = 0x2d
-    const byte = entropy[from + i]!
-    spelled[at++] = HEX[byte >> 4]!
-    spelled[at++] = HEX[byte & 15]!
-  }
+  // 8-4-4-4-12 digits.
+  let at = spellHex(spelled, 0, entropy, from, 4)
+  spelled[at++] = 0x2d
+  at = spellHex(spelled, at, entropy, from + 4, 2)
+  spelled[at++] = 0x2d
+  at = spellHex(spelled, at, entropy, from + 6, 2)
+  spelled[at++] = 0x2d
+  at = spellHex(spelled, at, entropy, from + 8, 2)
+  spelled[at++] = 0x2d
+  spellHex(spelled, at, entropy, from + 10, 6)
   return spelled.toString('latin1')
 }
