@@ -31,7 +31,7 @@ export function unavailableOnFailure<T extends object, K extends Methods<T>> (st
  * that a plain call, where a rest parameter and a spread would make an array each time).
  */
 function guard (storage: object, call: (...args: unknown[]) => Promise<unknown>) {
-  return function (this: unknown) {
+  return function () {
     try {
       return Promise.resolve(call.apply(storage, arguments as unknown as unknown[])).catch(rethrowUnavailable)
     } catch (err) {
