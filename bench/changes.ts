@@ -28,8 +28,7 @@ interface Workload { name: string, server: SeededServer, route: string, body: ()
 
 // Moves take the newest orders left and changes the oldest, so that the orders a server with changes on
 // has changed (still pending) never sit among those its moves take: each move finds the order where a
-// move on the server with changes off finds it (in memory, the pending index's sorted run shifts every
-// order after one that leaves it).
+// move on the server with changes off finds it.
 const moveOf = (server: SeededServer) => () => ({ id: server.ids.pop(), status: 'paid' })
 // One mug fewer and the payment of what is left: two actions that apply to every fresh order.
 const actions = [{ type: 'setQuantity', index: 0, quantity: 1 }, { type: 'recordPayment', amount: 1250, reference: 'pi_bench' }]

@@ -2,7 +2,7 @@
 import type { Order } from '../../http/schemas.js'
 import type { StorageListQuery } from '../order-storage.js'
 import { comparePositions } from '../../orders/position.js'
-import { insert, mergePage, remove, swap } from './sorted.js'
+import { mergePage, SortedOrders } from './sorted.js'
 
 type EqualityFilter = 'customerId' | 'store' | 'balance'
 
@@ -55,7 +55,7 @@ function queryValue (query: StorageListQuery, field: EqualityFilter): string | u
 }
 
 /** An index's runs: by status, then by the value of each of its fields in turn. */
-interface RunTree extends Map<string, RunTree | Order[]> {}
+interface RunTree extends Map<string, RunTree | SortedOrders> {}
 
 interface Index {
   fields: readonly EqualityFilter[]
@@ -67,7 +67,7 @@ interface Index {
  * undefined when the source has no value of a field (an order without a store) or, unless made, when
  * no order was stored in it.
  */
-function runOf<S> (index: Index, status: string, source: S, valueOf: (source: S, field: EqualityFilter) => string | undefined, make: boolean): Order[] | undefined {
+function runOf<S> (index: Index, status: string, source: S, valueOf: (source: S, field: EqualityFilter) => string | undefined, make: boolean): SortedOrders | undefined {
   let tree = index.runs
   let key = status
   for (const field of index.fields) {
@@ -81,8 +81,8 @@ function runOf<S> (index: Index, status: string, source: S, valueOf: (source: S,
     tree = next
     key = value
   }
-  let run = tree.get(key) as Order[] | undefined
-  if (run === undefined && make) tree.set(key, run = [])
+  let run = tree.get(key) as SortedOrders | undefined
+  if (run === undefined && make) tree.set(key, run = new SortedOrders())
   return run
 }
 
@@ -102,9 +102,9 @@ export function pageIndexes (all: () => Iterable<Order>) {
   const kept = indexes.filter(({ fields }) => !fields.includes('balance'))
   // References walk in page order too, one run per reference across customers, and one per store and
   // reference (joined by a NUL, which no store key holds), so a store's page never walks other stores'.
-  const byReference = new Map<string, Order[]>()
-  const byStoreReference = new Map<string, Order[]>()
-  const runIn = (runs: Map<string, Order[]>, key: string) => runs.get(key) ?? runs.set(key, []).get(key)!
+  const byReference = new Map<string, SortedOrders>()
+  const byStoreReference = new Map<string, SortedOrders>()
+  const runIn = (runs: Map<string, SortedOrders>, key: string) => runs.get(key) ?? runs.set(key, new SortedOrders()).get(key)!
   const storeReference = (store: string, reference: string) => `${store}\u0000${reference}`
   const statuses = new Set<string>()
   return {
@@ -112,11 +112,11 @@ export function pageIndexes (all: () => Iterable<Order>) {
       statuses.add(order.status)
       for (const index of kept) {
         const run = runOf(index, order.status, order, orderValue, true)
-        if (run !== undefined) insert(run, order)
+        if (run !== undefined) run.insert(order)
       }
       if (order.reference === undefined) return
-      insert(runIn(byReference, order.reference), order)
-      if (order.store !== undefined) insert(runIn(byStoreReference, storeReference(order.store, order.reference)), order)
+      runIn(byReference, order.reference).insert(order)
+      if (order.store !== undefined) runIn(byStoreReference, storeReference(order.store, order.reference)).insert(order)
     },
     /** Puts `order` where `previous` (the same order, another version) was. */
     replace (previous: Order, order: Order): void {
@@ -127,15 +127,15 @@ export function pageIndexes (all: () => Iterable<Order>) {
         const before = runOf(index, previous.status, previous, orderValue, false)
         if (before === undefined) continue
         const after = runOf(index, order.status, order, orderValue, true)!
-        if (before === after) swap(before, order)
+        if (before === after) before.swap(order)
         else {
-          remove(before, previous)
-          insert(after, order)
+          before.remove(previous)
+          after.insert(order)
         }
       }
       if (order.reference === undefined) return
-      swap(byReference.get(order.reference)!, order)
-      if (order.store !== undefined) swap(byStoreReference.get(storeReference(order.store, order.reference))!, order)
+      byReference.get(order.reference)!.swap(order)
+      if (order.store !== undefined) byStoreReference.get(storeReference(order.store, order.reference))!.swap(order)
     },
     /** A page walked from the runs that hold exactly the query's orders, or from a reference's run checking the rest. */
     page (query: StorageListQuery): Order[] {
@@ -147,14 +147,14 @@ export function pageIndexes (all: () => Iterable<Order>) {
       if (!kept.includes(index)) {
         for (const balanced of indexes) {
           if (kept.includes(balanced)) continue
-          const made = new Set<Order[]>()
+          const made = new Map<SortedOrders, Order[]>()
           for (const order of all()) {
             const run = runOf(balanced, order.status, order, orderValue, true)
             if (run === undefined) continue
-            run.push(order)
-            made.add(run)
+            const orders = made.get(run) ?? made.set(run, []).get(run)!
+            orders.push(order)
           }
-          for (const run of made) run.sort(comparePositions)
+          for (const [run, orders] of made) for (const order of orders.sort(comparePositions)) run.insert(order)
           kept.push(balanced)
         }
       }
