@@ -180,12 +180,21 @@ export function assertCreated (result: CreateResult, order: Order, what: string)
 // How long a case waits for an event to be listed: a feed may list a change a little after it returns.
 const FEED_WAIT = 10_000
 
-/** Calls `read` until `done` says its value will do, as a reader would: a feed may list a change a little after it returns. */
-export async function poll<T> (what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + FEED_WAIT
+/**
+ * Calls `read` until `done` says its value will do, as a reader would: a feed may list a change a little
+ * after it returns. It waits at most FEED_WAIT for more (a `count` of the value that grows), so that
+ * writers still storing on a busy machine are waited for as long as the feed keeps up with them.
+ */
+export async function poll<T> (what: string, read: () => Promise<T>, done: (value: T) => boolean, count?: (value: T) => number): Promise<T> {
+  let deadline = Date.now() + FEED_WAIT
+  let counted = 0
   for (;;) {
     const value = await read()
     if (done(value)) return value
+    if (count !== undefined && count(value) > counted) {
+      counted = count(value)
+      deadline = Date.now() + FEED_WAIT
+    }
     assert.ok(Date.now() < deadline, `${what} within ${FEED_WAIT} ms`)
     await sleep(10)
   }
@@ -202,7 +211,7 @@ export async function readFeed (storage: CaseStorage, count: number, after?: str
     assert.ok(!page.some(event => event.id === from), 'a page never lists the event named by after')
     seen.push(...page)
     return seen
-  }, events => events.length >= count)
+  }, events => events.length >= count, events => events.length)
 }
 
 /** A subscription's next events, once it lists `count` of them. */
