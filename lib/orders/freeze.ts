@@ -22,8 +22,23 @@ export function freezer (fields: CustomFieldRules): Freezer {
     Object.freeze(value.statusHistory)
     Object.freeze(value.metadata)
     const { payments, changes } = value as Partial<OrderWithChanges>
-    if (payments !== undefined) Object.freeze(payments.map(Object.freeze))
-    if (changes !== undefined) Object.freeze(changes.map(change => Object.freeze(change.actions.map(action => Object.freeze('item' in action ? Object.freeze(action.item) : action)))))
+    if (payments !== undefined) {
+      for (const payment of payments) Object.freeze(payment)
+      Object.freeze(payments)
+    }
+    if (changes !== undefined) {
+      // A change's entry is never rewritten: the versions after it hold the same, frozen once.
+      for (const change of changes) {
+        if (Object.isFrozen(change)) continue
+        for (const action of change.actions) {
+          if ('item' in action) Object.freeze(action.item)
+          Object.freeze(action)
+        }
+        Object.freeze(change.actions)
+        Object.freeze(change)
+      }
+      Object.freeze(changes)
+    }
     fields.freeze(value)
     return Object.freeze(value)
   }

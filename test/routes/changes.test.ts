@@ -24,7 +24,12 @@ t.test('changes: true gives app.orders.change and the ledger, but no route', asy
   t.equal((await post(app, 'changeOrder', { id: order.id, actions: [pay(1, 'p')] })).status, 404, 'no route without changes.route')
   const changed = await app.orders.change({ id: order.id, actions: [pay(1000, 'pi_1')] })
   t.match(changed, { version: 2, paid: 1000, balance: 1500 })
-  t.ok(Object.isFrozen(changed) && Object.isFrozen(changed.payments[0]) && Object.isFrozen(changed.changes[0]!.actions[0]), 'what app.orders hands out is frozen')
+  const { payments, changes } = changed
+  t.ok([changed, payments, payments[0], changes, changes[0], changes[0]!.actions, changes[0]!.actions[0]].every(Object.isFrozen), 'what app.orders hands out is frozen, its ledger\'s arrays too')
+  t.throws(() => (payments as unknown[]).push({ kind: 'payment', amount: 1500 }), TypeError, 'a host cannot add a payment the storage never recorded')
+  const listed = (await app.orders.list({})).items[0] as OrderWithChanges
+  t.ok([listed.payments, listed.changes, listed.changes[0]!.actions].every(Object.isFrozen), 'and so is an order listed')
+  t.match((await app.orders.list({ filter: { ids: [order.id] } })).items, [{ paid: 1000, payments: [{ amount: 1000 }] }], 'the stored order is as the change left it')
 })
 
 t.test('an edit, a partial return and its refund: status, totals, ledger, version and the stored order afterwards', async t => {
