@@ -12,8 +12,10 @@ const { values: flags } = parseArgs({
 })
 const storages: StorageName[] = ['memory', ...flags.storage as StorageName[]]
 const rounds = Number(flags.rounds ?? (flags.quick ? 4 : 10))
-// A round is a number of requests, not seconds: each move and each change takes a fresh order.
+// A round is a number of requests, not seconds: each move and each change takes a fresh order. Creates
+// and pages take none, and run three times as many, so that their shorter requests are timed as long.
 const perRound = (storage: StorageName) => (storage === 'memory' ? 4_000 : 1_500) / (flags.quick ? 2 : 1)
+const TAKE_NO_ORDER = 3
 
 const createBody = {
   customerId: 'cus_bench',
@@ -23,8 +25,8 @@ const createBody = {
 }
 const pageBody = { limit: 20, filter: { customerId: 'cus_3' } }
 
-/** One measured load: which server, which route, and the body of each request. */
-interface Workload { name: string, server: SeededServer, route: string, body: () => object }
+/** One measured load: which server, which route, the body of each request, and how many a round sends. */
+interface Workload { name: string, server: SeededServer, route: string, body: () => object, amount: number }
 
 // Moves take the newest orders left and changes the oldest, so that the orders a server with changes on
 // has changed (still pending) never sit among those its moves take: each move finds the order where a
@@ -36,6 +38,13 @@ const changeOf = (server: SeededServer) => {
   let oldest = 0
   return () => ({ id: server.ids[oldest++], actions })
 }
+// The server with changes off writes as often: while the other changes an order, it cancels one (the
+// oldest, as changes take), so that both hold as many order versions and events round after round, and
+// neither server's later loads pay for a larger heap than the other's.
+const cancelOf = (server: SeededServer) => {
+  let oldest = 0
+  return () => ({ id: server.ids[oldest++], status: 'cancelled' })
+}
 
 const changeRows: string[][] = []
 const routeRows: string[][] = []
@@ -43,22 +52,23 @@ console.log(`Changes: a change of two actions (setQuantity, recordPayment) again
 for (const storage of storages) {
   const amount = perRound(storage)
   const env = (changes: string) => ({ BENCH_STORAGE: storage, BENCH_CHANGES: changes, BENCH_TABLE: `fastify_order_bench_changes_${changes}` })
-  // The warmup and every round take `amount` fresh orders per move or change; the server with changes on
-  // serves both, and the other holds as many orders, so that their pages are read among as many.
+  // The warmup and every round take `amount` fresh orders per move and per change (or cancel, on the
+  // server with changes off), so that their pages are read among as many.
   const orders = 2 * amount * (rounds + 1)
   const on = await startSeeded(`${storage}, changes on`, 'changes.ts', env('1'), orders)
   const off = await startSeeded(`${storage}, changes off`, 'changes.ts', env('0'), orders)
   const workloads: Workload[] = [
-    { name: 'move, on', server: on, route: 'updateOrderStatus', body: moveOf(on) },
-    { name: 'change, on', server: on, route: 'changeOrder', body: changeOf(on) },
-    { name: 'move, off', server: off, route: 'updateOrderStatus', body: moveOf(off) },
-    { name: 'create, on', server: on, route: 'createOrder', body: () => createBody },
-    { name: 'create, off', server: off, route: 'createOrder', body: () => createBody },
-    { name: 'page, on', server: on, route: 'getOrderList', body: () => pageBody },
-    { name: 'page, off', server: off, route: 'getOrderList', body: () => pageBody }
+    { name: 'move, on', server: on, route: 'updateOrderStatus', body: moveOf(on), amount },
+    { name: 'change, on', server: on, route: 'changeOrder', body: changeOf(on), amount },
+    { name: 'cancel, off', server: off, route: 'updateOrderStatus', body: cancelOf(off), amount },
+    { name: 'move, off', server: off, route: 'updateOrderStatus', body: moveOf(off), amount },
+    { name: 'create, on', server: on, route: 'createOrder', body: () => createBody, amount: amount * TAKE_NO_ORDER },
+    { name: 'create, off', server: off, route: 'createOrder', body: () => createBody, amount: amount * TAKE_NO_ORDER },
+    { name: 'page, on', server: on, route: 'getOrderList', body: () => pageBody, amount: amount * TAKE_NO_ORDER },
+    { name: 'page, off', server: off, route: 'getOrderList', body: () => pageBody, amount: amount * TAKE_NO_ORDER }
   ]
   try {
-    for (const workload of workloads) await loadRequests(workload.server, workload.route, amount, workload.body)
+    for (const workload of workloads) await loadRequests(workload.server, workload.route, workload.amount, workload.body)
     const loads = new Map<string, Load[]>(workloads.map(workload => [workload.name, []]))
     const ratios = new Map<string, number[]>()
     const last = (name: string) => loads.get(name)!.at(-1)!
@@ -69,7 +79,7 @@ for (const storage of storages) {
     for (let round = 1; round <= rounds; round++) {
       // Forwards, then backwards: whatever favours one position in a round favours each load equally.
       for (const workload of round % 2 === 1 ? workloads : [...workloads].reverse()) {
-        loads.get(workload.name)!.push(await loadRequests(workload.server, workload.route, amount, workload.body))
+        loads.get(workload.name)!.push(await loadRequests(workload.server, workload.route, workload.amount, workload.body))
       }
       console.log(`  ${storage} round ${round}: ${workloads.map(({ name }) => `${name} ${formatCount(last(name).rate)} req/s (${last(name).cpu.toFixed(0)} µs)`).join(', ')}; ` +
         `change / move ${ratio('change', 'change, on', 'move, on')}, on / off: move ${ratio('updateOrderStatus', 'move, on', 'move, off')}, ` +
