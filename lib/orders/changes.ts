@@ -48,12 +48,18 @@ export function totalOf (items: readonly Line[]): number {
 }
 
 /**
+ * The payments and changes of an order that has none. One frozen array serves every such order: a
+ * change makes new arrays, never writes into an order's, so none of it is stored once per order.
+ */
+export const NONE = Object.freeze([]) as unknown as never[]
+
+/**
  * The order with the ledger every order has once changes are on: an order stored before they were
  * (or created with them off) reads as paid 0, its balance its total, no payments and no changes.
  */
 export function withLedger (order: Order): OrderWithChanges {
   if ((order as Partial<OrderWithChanges>).payments !== undefined) return order as OrderWithChanges
-  return { ...order, paid: 0, balance: order.total, payments: [], changes: [] } as OrderWithChanges
+  return { ...order, paid: 0, balance: order.total, payments: NONE, changes: NONE }
 }
 
 const refused = (position: number, why: string) => new codes.ORDER_CHANGE_REFUSED(`actions[${position}]: ${why}`)

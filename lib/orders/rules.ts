@@ -12,7 +12,7 @@ import type { ChangeOrderInput, CreateOrderInput, ListOrdersQuery, NewOrder, Ord
 import type { OrderScope } from './scope.js'
 import type { ChangesCapability, IdempotencyClaim, OrdersCapability, StorageListQuery } from '../storage/order-storage.js'
 import { runGuard, type TransitionMove } from './guards.js'
-import { applyChange, totalOf, withLedger } from './changes.js'
+import { applyChange, NONE, totalOf, withLedger } from './changes.js'
 import { runChangeGuard, type ChangesConfig, type OrderChangeProposal } from './change-options.js'
 import type { CompiledWorkflow } from './workflow.js'
 
@@ -160,8 +160,8 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
       const ledger = order as NewOrder & Pick<OrderWithChanges, 'paid' | 'balance' | 'payments' | 'changes'>
       ledger.paid = 0
       ledger.balance = order.total
-      ledger.payments = []
-      ledger.changes = []
+      ledger.payments = NONE
+      ledger.changes = NONE
     }
     fields.fill(order, input)
     const claim = idempotencyKey === undefined

@@ -15,22 +15,20 @@ function stringId (id: unknown): void {
 type MayHave = { customFields?: object } & Partial<Pick<OrderWithChanges, 'paid' | 'balance' | 'payments' | 'changes'>>
 
 /**
- * A copy of `order` with its `number`: the properties every order has, then those it has of the ones
- * it may have. Written out, V8 makes it about three times faster than Object.assign does.
+ * A copy of `order` with its `number`: the properties every order has (with changes on, its ledger
+ * too), then those it has of the ones it may have. Written out, V8 makes it about three times faster
+ * than Object.assign does, and keeps the properties of the literal in the object itself, where those
+ * added after it take an array of their own.
  */
 function numbered (order: NewOrder, number: number): Order {
   const { id, customerId, status, currency, items, total, metadata, version, statusHistory, createdAt, updatedAt } = order
-  const copy: Order & MayHave = { id, number, customerId, status, currency, items, total, metadata, version, statusHistory, createdAt, updatedAt }
   const { reference, store, customFields, paid, balance, payments, changes } = order as NewOrder & MayHave
+  const copy: Order & MayHave = paid === undefined
+    ? { id, number, customerId, status, currency, items, total, metadata, version, statusHistory, createdAt, updatedAt }
+    : { id, number, customerId, status, currency, items, total, metadata, paid, balance, payments, changes, version, statusHistory, createdAt, updatedAt }
   if (reference !== undefined) copy.reference = reference
   if (store !== undefined) copy.store = store
   if (customFields !== undefined) copy.customFields = customFields
-  if (paid !== undefined) {
-    copy.paid = paid
-    copy.balance = balance
-    copy.payments = payments
-    copy.changes = changes
-  }
   return copy
 }
 
