@@ -27,9 +27,7 @@ export function freezer (fields: CustomFieldRules): Freezer {
       Object.freeze(payments)
     }
     if (changes !== undefined) {
-      // A change's entry is never rewritten: the versions after it hold the same, frozen once.
       for (const change of changes) {
-        if (Object.isFrozen(change)) continue
         for (const action of change.actions) {
           if ('item' in action) Object.freeze(action.item)
           Object.freeze(action)
