@@ -15,7 +15,7 @@ const rounds = Number(flags.rounds ?? (flags.quick ? 4 : 10))
 // A round is a number of requests, not seconds: each move and each change takes a fresh order. Creates
 // and pages take none, and run three times as many, so that their shorter requests are timed as long.
 const perRound = (storage: StorageName) => (storage === 'memory' ? 4_000 : 1_500) / (flags.quick ? 2 : 1)
-const TAKE_NO_ORDER = 3
+const CREATES_AND_PAGES_PER_MOVE = 3
 
 const createBody = {
   customerId: 'cus_bench',
@@ -62,10 +62,10 @@ for (const storage of storages) {
     { name: 'change, on', server: on, route: 'changeOrder', body: changeOf(on), amount },
     { name: 'cancel, off', server: off, route: 'updateOrderStatus', body: cancelOf(off), amount },
     { name: 'move, off', server: off, route: 'updateOrderStatus', body: moveOf(off), amount },
-    { name: 'create, on', server: on, route: 'createOrder', body: () => createBody, amount: amount * TAKE_NO_ORDER },
-    { name: 'create, off', server: off, route: 'createOrder', body: () => createBody, amount: amount * TAKE_NO_ORDER },
-    { name: 'page, on', server: on, route: 'getOrderList', body: () => pageBody, amount: amount * TAKE_NO_ORDER },
-    { name: 'page, off', server: off, route: 'getOrderList', body: () => pageBody, amount: amount * TAKE_NO_ORDER }
+    { name: 'create, on', server: on, route: 'createOrder', body: () => createBody, amount: amount * CREATES_AND_PAGES_PER_MOVE },
+    { name: 'create, off', server: off, route: 'createOrder', body: () => createBody, amount: amount * CREATES_AND_PAGES_PER_MOVE },
+    { name: 'page, on', server: on, route: 'getOrderList', body: () => pageBody, amount: amount * CREATES_AND_PAGES_PER_MOVE },
+    { name: 'page, off', server: off, route: 'getOrderList', body: () => pageBody, amount: amount * CREATES_AND_PAGES_PER_MOVE }
   ]
   try {
     for (const workload of workloads) await loadRequests(workload.server, workload.route, workload.amount, workload.body)
