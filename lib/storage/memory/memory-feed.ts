@@ -3,7 +3,7 @@ import type { OrderEvent } from '../../feed/events.js'
 import type { Order } from '../../http/schemas.js'
 import type { FeedCapability, SubscriptionsCapability } from '../order-storage.js'
 import { memorySubscriptions } from './memory-subscriptions.js'
-import { eventPositions } from './event-positions.js'
+import { idPositions } from './id-positions.js'
 
 export interface MemoryFeed extends FeedCapability, SubscriptionsCapability {
   /**
@@ -27,7 +27,7 @@ export function memoryFeed (): MemoryFeed {
   const kept: Kept[] = []
   let base = 0
   let oldest = 0
-  const positions = eventPositions(
+  const positions = idPositions(
     position => position - base >= oldest && position - base < ids.length ? ids[position - base] : undefined,
     () => ({ first: base + oldest, end: base + ids.length })
   )

@@ -3,6 +3,7 @@ import type { OrderEvent } from '../../feed/events.js'
 import type { NewOrder, Order, OrderWithChanges } from '../../http/schemas.js'
 import type { ChangesCapability, OrdersCapability, StorageListQuery } from '../order-storage.js'
 import { memoryClaims } from './claims.js'
+import { idPositions } from './id-positions.js'
 import { matches, pageIndexes } from './page-indexes.js'
 import { precedes } from './sorted.js'
 
@@ -38,26 +39,35 @@ function numbered (order: NewOrder, number: number): Order {
  * it and before anything is changed, so both are stored or neither.
  */
 export function memoryOrders (append: (event: OrderEvent) => void): OrdersCapability & ChangesCapability {
-  const byId = new Map<string, Order>()
   // Numbers are 1, 2, 3… in creation order: order n is at n - 1, an append rather than a hashed insert.
   const byNumber: Order[] = []
+  // Each order's id at its place in byNumber: one probe of a typed array finds an order by id, where a
+  // Map of a million orders read a stored key string at each step of a chain, far apart in memory.
+  const positions = idPositions(position => byNumber[position]?.id, () => ({ first: 0, end: byNumber.length }))
+  // Only a string is an id: anything else names no order (as a Map would find none).
+  const positionOf = (id: string) => typeof id === 'string' ? positions.get(id) : undefined
+  const byId = (id: string): Order | undefined => {
+    const position = positionOf(id)
+    return position === undefined ? undefined : byNumber[position]
+  }
   // A reference is unique per customer within a store: by reference, customer and store ('' for none,
   // which no store key is), the order that has it.
   const byCustomerReference = new Map<string, Map<string, Map<string, Order>>>()
   const storesOf = (reference: string, customerId: string) => byCustomerReference.get(reference)?.get(customerId)
-  const indexes = pageIndexes(() => byId.values())
+  const indexes = pageIndexes(() => byNumber)
   const claims = memoryClaims()
 
   const create: OrdersCapability['create'] = async (newOrder, event, claim) => {
     const live = claim === undefined ? undefined : claims.live(claim.key, newOrder.createdAt)
-    if (live !== undefined) return { created: false, order: byId.get(live.orderId)!, fingerprint: live.fingerprint }
+    if (live !== undefined) return { created: false, order: byId(live.orderId)!, fingerprint: live.fingerprint }
     const { reference, customerId, store = '' } = newOrder
     if (reference !== undefined && storesOf(reference, customerId)?.has(store) === true) return { created: false, referenceTaken: true }
-    if (byId.has(newOrder.id)) throw new Error(`order id ${newOrder.id} is already stored`)
+    // Taken at the next number: should the event be refused, the id names nothing there, and the
+    // next create takes that number.
+    if (!positions.add(newOrder.id, byNumber.length)) throw new Error(`order id ${newOrder.id} is already stored`)
     // The plugin's order and event stay as they were given: what is stored is a numbered copy.
     const order = numbered(newOrder, byNumber.length + 1)
     append({ id: event.id, type: 'created', at: event.at, order })
-    byId.set(order.id, order)
     byNumber.push(order)
     if (reference !== undefined) {
       const byCustomer = byCustomerReference.get(reference) ?? byCustomerReference.set(reference, new Map()).get(reference)!
@@ -75,7 +85,7 @@ export function memoryOrders (append: (event: OrderEvent) => void): OrdersCapabi
    */
   function named ({ number, ids, reference, customerId, store }: StorageListQuery): Array<Order | undefined> | undefined {
     if (number !== undefined) return [byNumber[number - 1]]
-    if (ids !== undefined) return [...new Set(ids)].map(id => byId.get(id))
+    if (ids !== undefined) return [...new Set(ids)].map(byId)
     if (reference === undefined || customerId === undefined) return undefined
     const stores = storesOf(reference, customerId)
     return store === undefined ? [...stores?.values() ?? []] : [stores?.get(store)]
@@ -96,12 +106,12 @@ export function memoryOrders (append: (event: OrderEvent) => void): OrdersCapabi
   }
 
   const replace: OrdersCapability['replace'] = async (order, expectedVersion, event, claim) => {
-    const previous = byId.get(order.id)
+    const position = positionOf(order.id)
+    const previous = position === undefined ? undefined : byNumber[position]!
     if (previous === undefined || previous.version !== expectedVersion) return false
     if (claim !== undefined && claims.live(claim.key, event.at) !== undefined) return false
     append(event)
-    byId.set(order.id, order)
-    byNumber[order.number - 1] = order
+    byNumber[position!] = order
     if (order.reference !== undefined) storesOf(order.reference, order.customerId)!.set(order.store ?? '', order)
     indexes.replace(previous, order)
     // A change's claim answers with the order as the change left it, whatever comes after.
@@ -117,7 +127,7 @@ export function memoryOrders (append: (event: OrderEvent) => void): OrdersCapabi
 
   return {
     create,
-    get: async (id) => byId.get(id),
+    get: async (id) => byId(id),
     list: async (query) => list(query),
     replace,
     purgeIdempotencyKeys: async (now, limit) => claims.purge(now, limit),

@@ -14,6 +14,33 @@ t.test('memoryStorage refuses a second order with an id it already holds', async
   t.equal((await storage.list({ order: 'desc', limit: 10 })).length, 1)
 })
 
+t.test('memoryStorage finds no order by an id that is not a string, even one that reads as a stored id', async t => {
+  const storage = memoryStorage()
+  const app = await buildApp(t, { storage })
+  const order = await createOrder(app)
+  for (const id of [[order.id], { toString: () => order.id, length: order.id.length }, 1]) {
+    t.equal(await storage.get(id as never), undefined, `get(${JSON.stringify(id)})`)
+    t.equal(await storage.replace({ ...order, id: id as never, version: 2 }, 1, statusChangedEvent({ ...order, version: 2 }, 'pending')), false, 'and no replace')
+  }
+  t.equal((await storage.get(order.id))!.version, 1, 'the order is as it was')
+})
+
+t.test('memoryStorage: an order whose event was refused is not found, and may be stored later; the next order takes its number', async t => {
+  const storage = memoryStorage()
+  const first = storedOrder({ id: 'ord_first' })
+  const firstEvent = createdEvent(first)
+  await storeEvent(storage, firstEvent)
+  const refused = storedOrder({ id: 'ord_refused' })
+  await t.rejects(storeEvent(storage, { ...createdEvent(refused), id: firstEvent.id }), /already stored/)
+  const next = storedOrder({ id: 'ord_next' })
+  await storeOrder(storage, next)
+  t.equal(await storage.get('ord_refused'), undefined, 'the refused order is not found where the next one now is')
+  t.equal((await storage.get('ord_next'))!.number, 2, 'the next order takes the number the refused one would have had')
+  await storeOrder(storage, refused)
+  t.same([(await storage.get('ord_refused'))!.number, (await storage.get('ord_next'))!.number, (await storage.get('ord_first'))!.number], [3, 2, 1],
+    'stored later, it is found, and so is every other order')
+})
+
 t.test('memoryStorage lists the feed exactly as before once thousands of purged events are compacted away', async t => {
   const storage = memoryStorage()
   const events = []

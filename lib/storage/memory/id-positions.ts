@@ -1,17 +1,20 @@
-// The feed position of each stored event id: a hash table of numbers, each hit checked against the event it names.
+// The position of each stored id in an array (orders by number, the feed's events): a hash table of numbers, each hit checked against the id held there.
 //
-// A Map from id to position costs several times more per stored event once it holds a million ids: each
+// A Map from id to position costs several times more per stored id once it holds a million: each
 // insert walks a chain whose every entry reads a stored key string, far apart in memory, and the garbage
-// collector marks the whole table. Here the table is two typed arrays (open addressing, linear probing)
+// collector marks the whole table. Here the table is one typed array (open addressing, linear probing)
 // of a 32-bit hash and a position: a probe reads the string only on a matching hash, and the collector
 // never looks inside.
 
-export interface EventPositions {
-  /** Records that the event with `id` is at `position`; false, recording nothing, when a held event has this id. */
+export interface IdPositions {
+  /**
+   * Records that `id` is at `position`; false, recording nothing, when a held id is this one. An id
+   * recorded at a position that then holds nothing (or another id) names nothing, as a purged one.
+   */
   add: (id: string, position: number) => boolean
-  /** The position of the held event with this id. */
+  /** The position of the held id. */
   get: (id: string) => number | undefined
-  /** Makes the table anew from the events held now, dropping the slots of those no longer held. */
+  /** Makes the table anew from the ids held now, dropping the slots of those no longer held. */
   rebuild: () => void
 }
 
@@ -25,14 +28,14 @@ function hashOf (id: string): number {
 const FIRST_CAPACITY = 1024
 
 /**
- * `idAt(position)` is the id of the event held at a position, undefined once it is purged; `held()`
+ * `idAt(position)` is the id held at a position, undefined when none is (an event purged); `held()`
  * gives the positions held: from `first` up to `end`, exclusive.
  */
-export function eventPositions (idAt: (position: number) => string | undefined, held: () => { first: number, end: number }): EventPositions {
+export function idPositions (idAt: (position: number) => string | undefined, held: () => { first: number, end: number }): IdPositions {
   let capacity = FIRST_CAPACITY
   // Two numbers a slot, side by side: the id's hash, then the position + 1 (0 in a free slot).
   let slots = new Float64Array(2 * capacity)
-  // Taken slots, of held events and of purged ones alike: the table grows before half of it is taken.
+  // Taken slots, of held ids and of purged ones alike: the table grows before half of it is taken.
   let taken = 0
 
   /** The slot holding `id`, or the free slot that ends its probe (as a negative number: -1 - slot). */
@@ -56,7 +59,7 @@ export function eventPositions (idAt: (position: number) => string | undefined, 
     taken++
   }
 
-  /** Makes the table anew, four times the size of what is held, from the slots of the events held. */
+  /** Makes the table anew, four times the size of what is held, from the slots of the ids held. */
   function rebuild (): void {
     const { first, end } = held()
     const old = slots

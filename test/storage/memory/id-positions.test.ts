@@ -1,12 +1,12 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { eventPositions } from '../../../lib/storage/memory/event-positions.js'
+import { idPositions } from '../../../lib/storage/memory/id-positions.js'
 
 /** A feed of ids as the memory feed keeps them: positions from `first` on are held. */
 function feed () {
   const ids: string[] = []
   let first = 0
-  const positions = eventPositions(position => position >= first && position < ids.length ? ids[position] : undefined, () => ({ first, end: ids.length }))
+  const positions = idPositions(position => position >= first && position < ids.length ? ids[position] : undefined, () => ({ first, end: ids.length }))
   return {
     positions,
     append (id: string): boolean {
