@@ -1,4 +1,4 @@
-// Ids of orders and events: unguessable, from random bytes drawn in batches (one system call per 256 ids).
+// Ids of orders and events: unguessable, from random bytes drawn in batches (one system call per 256 ids); and the times they are stamped with.
 import { randomFillSync } from 'node:crypto'
 
 const entropy = Buffer.alloc(16 * 256)
@@ -50,6 +50,21 @@ export function newOrderId (millis: number): string {
   spellHex(orderId, 12, prefix, 6, 2)
   spellHex(orderId, 16, entropy, random16(), 16)
   return orderId.toString('latin1')
+}
+
+let spelledMillis = Number.NaN
+let spelledTime = ''
+
+/**
+ * A Date.now() time as toISOString spells it (UTC, to the millisecond). One string a millisecond:
+ * the orders stamped in it share it, rather than each spelling and keeping one of its own.
+ */
+export function isoTime (millis: number): string {
+  if (millis !== spelledMillis) {
+    spelledTime = new Date(millis).toISOString()
+    spelledMillis = millis
+  }
+  return spelledTime
 }
 
 const spelled = Buffer.alloc(36)
