@@ -3,8 +3,8 @@
 // A Map from id to position costs several times more per stored id once it holds a million: each
 // insert walks a chain whose every entry reads a stored key string, far apart in memory, and the garbage
 // collector marks the whole table. Here the table is one typed array (open addressing, linear probing)
-// of a 32-bit hash and a position: a probe reads the string only on a matching hash, and the collector
-// never looks inside.
+// of a 32-bit hash and a position (below 2³¹ - 1: a position in an array): a probe reads the string only
+// on a matching hash, and the collector never looks inside.
 
 export interface IdPositions {
   /**
@@ -14,18 +14,23 @@ export interface IdPositions {
   add: (id: string, position: number) => boolean
   /** The position of the held id. */
   get: (id: string) => number | undefined
-  /** Makes the table anew from the ids held now, dropping the slots of those no longer held. */
-  rebuild: () => void
+  /**
+   * Makes the table anew from the ids held now, dropping the slots of those no longer held; with
+   * `shift`, every position held is `shift` less than before (the array was cut at its start).
+   */
+  rebuild: (shift?: number) => void
 }
 
-/** FNV-1a over the id's UTF-16 code units. */
+/** FNV-1a over the id's UTF-16 code units, as the signed 32-bit integer the table holds. */
 function hashOf (id: string): number {
   let hash = 0x811c9dc5
   for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193)
-  return hash
+  return hash | 0
 }
 
 const FIRST_CAPACITY = 1024
+// A table made anew holds four slots for each id held, and grows again once half are taken.
+const GROWTH = 4
 
 /**
  * `idAt(position)` is the id held at a position, undefined when none is (an event purged); `held()`
@@ -34,7 +39,7 @@ const FIRST_CAPACITY = 1024
 export function idPositions (idAt: (position: number) => string | undefined, held: () => { first: number, end: number }): IdPositions {
   let capacity = FIRST_CAPACITY
   // Two numbers a slot, side by side: the id's hash, then the position + 1 (0 in a free slot).
-  let slots = new Float64Array(2 * capacity)
+  let slots = new Int32Array(2 * capacity)
   // Taken slots, of held ids and of purged ones alike: the table grows before half of it is taken.
   let taken = 0
 
@@ -59,16 +64,17 @@ export function idPositions (idAt: (position: number) => string | undefined, hel
     taken++
   }
 
-  /** Makes the table anew, four times the size of what is held, from the slots of the ids held. */
-  function rebuild (): void {
+  /** Makes the table anew, GROWTH times the size of what is held, from the slots of the ids held. */
+  function rebuild (shift = 0): void {
     const { first, end } = held()
     const old = slots
     capacity = FIRST_CAPACITY
-    while (capacity < (end - first) * 4) capacity *= 2
-    slots = new Float64Array(2 * capacity)
+    while (capacity < (end - first) * GROWTH) capacity *= 2
+    slots = new Int32Array(2 * capacity)
     taken = 0
     for (let at = 0; at < old.length; at += 2) {
-      if (old[at + 1]! > first) put(old[at]!, old[at + 1]!)
+      const stored = old[at + 1]! - shift
+      if (stored > first) put(old[at]!, stored)
     }
   }
 

@@ -27,10 +27,12 @@ export function memoryFeed (): MemoryFeed {
   const kept: Kept[] = []
   let base = 0
   let oldest = 0
-  const positions = idPositions(
-    position => position - base >= oldest && position - base < ids.length ? ids[position - base] : undefined,
-    () => ({ first: base + oldest, end: base + ids.length })
-  )
+  // Each held event's index in `ids`: its feed position less `base`.
+  const indexes = idPositions(index => index >= oldest && index < ids.length ? ids[index] : undefined, () => ({ first: oldest, end: ids.length }))
+  const positionOf = (id: string) => {
+    const index = indexes.get(id)
+    return index === undefined ? undefined : base + index
+  }
 
   /** The event at index `i`. */
   function eventAt (i: number): OrderEvent {
@@ -49,7 +51,7 @@ export function memoryFeed (): MemoryFeed {
 
   const { keepFrom, ...subscriptions } = memorySubscriptions({
     eventsFrom,
-    positionOf: positions.get,
+    positionOf,
     last: () => base + ids.length - 1
   })
 
@@ -63,24 +65,25 @@ export function memoryFeed (): MemoryFeed {
       oldest++
     }
     if (oldest > 1024 && oldest * 2 > ids.length) {
-      ids.splice(0, oldest)
-      kept.splice(0, oldest)
-      base += oldest
+      const cut = oldest
+      ids.splice(0, cut)
+      kept.splice(0, cut)
+      base += cut
       oldest = 0
-      positions.rebuild()
+      indexes.rebuild(cut)
     }
     return count
   }
 
   return {
     append (event) {
-      if (!positions.add(event.id, base + ids.length)) throw new Error(`event id ${event.id} is already stored`)
+      if (!indexes.add(event.id, ids.length)) throw new Error(`event id ${event.id} is already stored`)
       ids.push(event.id)
       kept.push(event.type === 'created' && event.at === event.order.createdAt ? event.order : event)
     },
     async listEvents ({ after, limit }) {
       if (after === undefined) return eventsFrom(0, limit)
-      const position = positions.get(after)
+      const position = positionOf(after)
       return position === undefined ? undefined : eventsFrom(position + 1, limit)
     },
     purgeEvents: async (before, limit) => purgeEvents(before, limit),

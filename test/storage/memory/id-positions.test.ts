@@ -51,3 +51,14 @@ t.test('a purged id names no position, its slot is dropped when the table is mad
   t.ok(append('event-0'), 'an id purged is free again, as a deleted row frees its key')
   t.equal(positions.get('event-0'), 2000)
 })
+
+t.test('made anew after the array lost its first ids, every id held is found at its new position, and none of those cut off', async t => {
+  let ids = Array.from({ length: 3000 }, (_, i) => `event-${i}`)
+  const positions = idPositions(position => ids[position], () => ({ first: 0, end: ids.length }))
+  ids.forEach((id, position) => positions.add(id, position))
+  ids = ids.slice(1200)
+  positions.rebuild(1200)
+  t.equal(positions.get('event-1199'), undefined, 'an id cut off names nothing')
+  t.same(ids.map(positions.get), ids.map((_, position) => position), 'every other one is where it now is')
+  t.ok(positions.add('event-0', ids.length), 'an id cut off may be stored again')
+})
