@@ -44,10 +44,9 @@ export function memoryOrders (append: (event: OrderEvent) => void): OrdersCapabi
   // Each order's id at its place in byNumber: one probe of a typed array finds an order by id, where a
   // Map of a million orders read a stored key string at each step of a chain, far apart in memory.
   const positions = idPositions(position => byNumber[position]?.id, () => ({ first: 0, end: byNumber.length }))
-  // Only a string is an id: anything else names no order (as a Map would find none).
-  const positionOf = (id: string) => typeof id === 'string' ? positions.get(id) : undefined
   const byId = (id: string): Order | undefined => {
-    const position = positionOf(id)
+    // Only a string is an id: anything else names no order (as a Map would find none).
+    const position = typeof id === 'string' ? positions.get(id) : undefined
     return position === undefined ? undefined : byNumber[position]
   }
   // A reference is unique per customer within a store: by reference, customer and store ('' for none,
@@ -106,12 +105,11 @@ export function memoryOrders (append: (event: OrderEvent) => void): OrdersCapabi
   }
 
   const replace: OrdersCapability['replace'] = async (order, expectedVersion, event, claim) => {
-    const position = positionOf(order.id)
-    const previous = position === undefined ? undefined : byNumber[position]!
+    const previous = byId(order.id)
     if (previous === undefined || previous.version !== expectedVersion) return false
     if (claim !== undefined && claims.live(claim.key, event.at) !== undefined) return false
     append(event)
-    byNumber[position!] = order
+    byNumber[previous.number - 1] = order
     if (order.reference !== undefined) storesOf(order.reference, order.customerId)!.set(order.store ?? '', order)
     indexes.replace(previous, order)
     // A change's claim answers with the order as the change left it, whatever comes after.
