@@ -266,7 +266,8 @@ export class Deliveries {
       this.batches++
       for (const delivery of batch) {
         this.freeSlot(delivery)
-        if (this.redeliveries.delete(delivery.event.id)) this.redelivered.set(delivery.event.id, this.batches)
+        // A feed delivery leaves alone a redelivery of the same event, read while this one was being recorded.
+        if (delivery.previous === undefined && this.redeliveries.delete(delivery.event.id)) this.redelivered.set(delivery.event.id, this.batches)
       }
       this.config.changed()
       this.pump()

@@ -222,6 +222,48 @@ t.test('a list of put-back dead letters that comes back after its redelivery was
   t.match((await app.orders.deadLetters('erp')).items, [{ attempts: 1, error: 'refused 2' }], 'still set aside, waiting for another redeliver')
 })
 
+t.test('an event put back while its first delivery is still being recorded is delivered once for that redeliver', async t => {
+  // The dead letter is stored and listed, then put back and read, before the checkpoint of its first delivery
+  // is stored: recording that delivery must not forget the redelivery of the same event it now waits behind.
+  const storage = memoryStorage()
+  let attempts = 0
+  let listedWhileRecording!: () => void
+  const listed = new Promise<void>(resolve => { listedWhileRecording = resolve })
+  let checkpointed = false
+  let listedAfterCheckpoint = 0
+  const app = await appOn(t, {
+    ...storage,
+    async checkpoint (...args) {
+      await listed
+      const moved = await storage.checkpoint(...args)
+      checkpointed = true
+      return moved
+    },
+    async readRedeliveries (name, limit) {
+      const events = await storage.readRedeliveries(name, limit)
+      if (events.length > 0) {
+        listedWhileRecording()
+        if (checkpointed) listedAfterCheckpoint++
+      }
+      return events
+    }
+  })
+  app.orders.subscribe('erp', async () => {
+    attempts++
+    // Still put back while the redelivery runs: the runner reads it again, and again.
+    if (attempts === 2) await eventually('listed again after the checkpoint', () => listedAfterCheckpoint >= 2)
+    throw new Error(`refused ${attempts}`)
+  }, { from: 'start', retry: { schedule: [] }, ...quick, leaseTtl: 5_000 })
+  await app.ready()
+  await app.orders.create(orderBody())
+  await eventually('set aside after one attempt', async () => (await app.orders.deadLetters('erp')).items.length === 1)
+  t.same(await app.orders.redeliver('erp'), { count: 1 })
+  await eventually('set aside again', async () => (await app.orders.deadLetters('erp')).items[0]?.error !== 'refused 1')
+  await eventually('nothing in flight', () => app.orders.subscriptions()[0]!.inFlight === 0)
+  t.equal(attempts, 2, 'one attempt for the one redeliver')
+  t.match((await app.orders.deadLetters('erp')).items, [{ attempts: 1, error: 'refused 2' }], 'still set aside, waiting for another redeliver')
+})
+
 t.test('a failure described with characters a database cannot keep, or at great length, is still set aside', async t => {
   const app = await buildApp(t)
   const message = `refused \u0000 \uD800 ${'x'.repeat(5000)}`
