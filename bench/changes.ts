@@ -3,6 +3,7 @@
 // each database storage. Run by bench/run.ts as
 // `node --import tsx bench/changes.ts [--quick] [--storage pglite|postgres|mysql ...] [--rounds n]`.
 import { parseArgs } from 'node:util'
+import { changeActions, createBody, pageBody } from './bodies.js'
 import { formatCount, median, printTable } from './report.js'
 import { loadRequests, startSeeded, stopSeeded, type Load, type SeededServer } from './seeded-servers.js'
 import type { StorageName } from './storages.js'
@@ -17,14 +18,6 @@ const rounds = Number(flags.rounds ?? (flags.quick ? 4 : 10))
 const perRound = (storage: StorageName) => (storage === 'memory' ? 4_000 : 1_500) / (flags.quick ? 2 : 1)
 const CREATES_AND_PAGES_PER_MOVE = 3
 
-const createBody = {
-  customerId: 'cus_bench',
-  currency: 'EUR',
-  items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }, { sku: 'B-2', quantity: 1, unitPrice: 990 }],
-  metadata: { channel: 'web', campaign: 'spring' }
-}
-const pageBody = { limit: 20, filter: { customerId: 'cus_3' } }
-
 /** One measured load: which server, which route, the body of each request, and how many a round sends. */
 interface Workload { name: string, server: SeededServer, route: string, body: () => object, amount: number }
 
@@ -32,11 +25,9 @@ interface Workload { name: string, server: SeededServer, route: string, body: ()
 // has changed (still pending) never sit among those its moves take: each move finds the order where a
 // move on the server with changes off finds it.
 const moveOf = (server: SeededServer) => () => ({ id: server.ids.pop(), status: 'paid' })
-// One mug fewer and the payment of what is left: two actions that apply to every fresh order.
-const actions = [{ type: 'setQuantity', index: 0, quantity: 1 }, { type: 'recordPayment', amount: 1250, reference: 'pi_bench' }]
 const changeOf = (server: SeededServer) => {
   let oldest = 0
-  return () => ({ id: server.ids[oldest++], actions })
+  return () => ({ id: server.ids[oldest++], actions: changeActions })
 }
 // The server with changes off writes as often: while the other changes an order, it cancels one (the
 // oldest, as changes take), so that both hold as many order versions and events round after round, and

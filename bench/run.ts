@@ -6,6 +6,7 @@ import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
+import { createBody, pageBody } from './bodies.js'
 import { withCustomFields } from './custom-fields.js'
 import { openBackendCpu, type BackendCpu } from './backend-cpu.js'
 import { topSelfTime } from './profile.js'
@@ -94,15 +95,7 @@ async function stop (server: Server): Promise<void> {
   await exited
 }
 
-const bodies = {
-  getOrderList: JSON.stringify({ limit: 20, filter: { customerId: 'cus_3' } }),
-  createOrder: JSON.stringify({
-    customerId: 'cus_bench',
-    currency: 'EUR',
-    items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }, { sku: 'B-2', quantity: 1, unitPrice: 990 }],
-    metadata: { channel: 'web', campaign: 'spring' }
-  })
-}
+const bodies = { getOrderList: JSON.stringify(pageBody), createOrder: JSON.stringify(createBody) }
 type Route = keyof typeof bodies
 
 /** The body of `route` for `server`: with --store body, in (or filtered by) the store "eu". */
