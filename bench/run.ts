@@ -362,6 +362,7 @@ const parts = {
   http: benchHttp,
   'custom-fields': benchCustomFields,
   'request-work': () => runScript('request-work.ts'),
+  instructions: () => runScript('instructions.ts'),
   store: () => runScript('store-size.ts', { execArgv: ['--expose-gc'] }),
   feed: () => runScript('feed.ts', { storages: true }),
   soak: () => runScript('soak-events.ts'),
@@ -374,8 +375,8 @@ const parts = {
   changes: () => runScript('changes.ts', { storages: true }),
   telemetry: () => runScript('telemetry.ts', { storages: true })
 }
-// The soak is a check, not a figure, and kills connections on the server, and scale-pg and scale-mysql
-// fill a million orders: they run only when asked for.
+// The soak is a check, not a figure, and kills connections on the server, scale-pg and scale-mysql
+// fill a million orders, and instructions runs every server under valgrind: they run only when asked for.
 const chosen = flags.only === undefined ? ['http', 'request-work', 'custom-fields', 'guards', 'changes', 'store', 'feed', 'webhooks', 'telemetry'] : [flags.only]
 for (const [index, part] of chosen.entries()) {
   if (!Object.hasOwn(parts, part)) throw new Error(`unknown part ${part}; use ${Object.keys(parts).join(', ')}`)

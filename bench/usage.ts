@@ -36,8 +36,12 @@ export const USAGE = `Usage: npm run bench -- [options]
                      actions against updateOrderStatus, and createOrder, getOrderList and
                      updateOrderStatus with changes on against off; memory and each --storage) or
                      change-storage (the storage's replace of a change of two actions with its claim
-                     against a move's, each --storage); default all but soak, scale-pg, scale-mysql,
-                     upgrade-steps and change-storage
+                     against a move's, each --storage) or instructions (instructions per request
+                     counted by valgrind's callgrind, which other work on the machine does not move:
+                     createOrder and getOrderList of the plugin on memory against bare Fastify, the
+                     three routes with changes on against off, a change of two actions against a
+                     move; about 20 minutes); default all but soak, scale-pg, scale-mysql,
+                     upgrade-steps, change-storage and instructions
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders, smaller feeds
   --source           load the plugin from lib/ through tsx instead of building dist/ first
   --profile          run the HTTP servers under --cpu-prof and print their top self-time frames
