@@ -5,15 +5,14 @@
 // the kernel's work (the sockets, the same for both servers of a pair, so the full ratio is nearer 1 than
 // the count's), and time lost waiting on memory (a count is not a time). Run by bench/run.ts as
 // `node --import tsx bench/instructions.ts [--quick]`; needs valgrind on the PATH (Linux).
-import { execFileSync, fork, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
+import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import autocannon from 'autocannon'
 import { changeActions, createBody, pageBody } from './bodies.js'
 import { formatCount, printTable } from './report.js'
+import { loadRequests, startSeeded, stopSeeded, type SeededServer } from './seeded-servers.js'
 
 const { values: flags } = parseArgs({ options: { quick: { type: 'boolean', default: false } } })
 // Counted once V8 has compiled the hot paths.
@@ -34,85 +33,49 @@ try {
   process.exit(0)
 }
 
-interface Counted { child: ChildProcess, url: string, ids: string[], out: string }
-
 const outDir = mkdtempSync(join(tmpdir(), 'fastify-order-instructions-'))
 let servers = 0
 
-/**
- * Starts bench/servers/<file> under callgrind with counting off, and seeds it: `seed` pending orders
- * through its { seed } message (servers that answer it), or ten customers' orders over HTTP.
- */
-async function start (file: string, env: Record<string, string>, seed: number): Promise<Counted> {
-  const out = join(outDir, `${servers++}.out`)
-  const child = fork(join(import.meta.dirname, 'servers', file), [], {
-    execPath: 'valgrind',
-    execArgv: ['-q', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`, process.execPath, '--import', 'tsx'],
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
-  })
-  const [{ port }] = await once(child, 'message') as [{ port: number }]
-  const url = `http://127.0.0.1:${port}`
-  let ids: string[] = []
-  if (seed > 0) {
-    const seeded = once(child, 'message') as Promise<[{ ids: string[] }]>
-    child.send({ seed })
-    ;[{ ids }] = await seeded
-  } else {
-    for (let customer = 0; customer < 10; customer++) {
-      const body = { customerId: `cus_${customer}`, currency: 'EUR', items: [{ sku: 'A-1', quantity: 1, unitPrice: 100 }] }
-      await send(url, 'createOrder', 100, () => body)
-    }
-  }
-  return { child, url, ids, out }
-}
-
-async function send (url: string, route: string, amount: number, body: () => object): Promise<void> {
-  const result = await autocannon({
-    url: `${url}/order/${route}`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    connections: 10,
-    amount,
-    requests: [{ setupRequest: request => ({ ...request, body: JSON.stringify(body()) }) }]
-  })
-  if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0) throw new Error(`${route}: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts`)
-}
-
-/** Instructions per request of `route` on a server of its own: counted over COUNTED requests after WARM. */
 interface Load {
   file: string
   env: Record<string, string>
   route: string
   /** The body of each request, made anew per request from the server's seeded orders. */
-  body: (server: Counted) => () => object
+  body: (server: SeededServer) => () => object
   /** Pending orders to seed through the server's { seed } message; none: ten customers' orders over HTTP. */
   seed?: number
 }
 
+/** Instructions per request of `route` on a server of its own, under callgrind: counted over COUNTED requests after WARM. */
 async function instructionsPerRequest ({ file, env, route, body, seed = 0 }: Load): Promise<number> {
-  const server = await start(file, env, seed)
+  const out = join(outDir, `${servers++}.out`)
+  const callgrind = { command: 'valgrind', args: ['-q', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${out}`] }
+  const server = await startSeeded(file, file, env, seed, callgrind)
   try {
+    if (seed === 0) {
+      for (let customer = 0; customer < 10; customer++) {
+        const order = { customerId: `cus_${customer}`, currency: 'EUR', items: [{ sku: 'A-1', quantity: 1, unitPrice: 100 }] }
+        await loadRequests(server, 'createOrder', 100, () => order)
+      }
+    }
     const next = body(server)
-    await send(server.url, route, WARM, next)
+    await loadRequests(server, route, WARM, next)
     execFileSync('callgrind_control', ['--instr=on', String(server.child.pid)], { stdio: 'ignore' })
-    await send(server.url, route, COUNTED, next)
+    await loadRequests(server, route, COUNTED, next)
     execFileSync('callgrind_control', ['--instr=off', String(server.child.pid)], { stdio: 'ignore' })
   } finally {
-    const exited = once(server.child, 'exit')
-    server.child.disconnect()
-    await exited
+    await stopSeeded(server)
   }
   // Every thread's instructions: the collector's helpers count too.
-  const totals = /^totals: (\d+)/m.exec(readFileSync(server.out, 'utf8'))
-  if (totals === null) throw new Error(`no totals in ${server.out}`)
+  const totals = /^totals: (\d+)/m.exec(readFileSync(out, 'utf8'))
+  if (totals === null) throw new Error(`no totals in ${out}`)
   return Number(totals[1]) / COUNTED
 }
 
 const fixed = (body: object) => () => () => body
 // Each move and change takes a fresh pending order: moves the newest, changes the oldest.
-const move = (server: Counted) => () => ({ id: server.ids.pop(), status: 'paid' })
-const change = (server: Counted) => {
+const move = (server: SeededServer) => () => ({ id: server.ids.pop(), status: 'paid' })
+const change = (server: SeededServer) => {
   let oldest = 0
   return () => ({ id: server.ids[oldest++], actions: changeActions })
 }

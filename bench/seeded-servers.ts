@@ -14,16 +14,32 @@ export interface SeededServer {
   ids: string[]
 }
 
-/** Starts bench/servers/<file> (which answers { seed } as seedOnRequest does) and has it create `orders` pending orders. */
-export async function startSeeded (name: string, file: string, env: Record<string, string>, orders: number): Promise<SeededServer> {
-  const child = fork(join(import.meta.dirname, 'servers', file), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+/** A program the server runs under, and its arguments before Node.js's: valgrind, say. */
+export interface Wrapper {
+  command: string
+  args: string[]
+}
+
+/**
+ * Starts bench/servers/<file> (which answers { seed } as seedOnRequest does, when `orders` is more than
+ * 0) and has it create `orders` pending orders; under `wrapper` when given.
+ */
+export async function startSeeded (name: string, file: string, env: Record<string, string>, orders: number, wrapper?: Wrapper): Promise<SeededServer> {
+  const node = ['--import', 'tsx']
+  const child = fork(join(import.meta.dirname, 'servers', file), [], {
+    ...wrapper === undefined ? { execArgv: node } : { execPath: wrapper.command, execArgv: [...wrapper.args, process.execPath, ...node] },
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
+  })
   // A server that fails to start (an option its build does not know, a database that does not answer) exits.
   const exited = once(child, 'exit').then(([code]) => { throw new Error(`${name} server exited with ${code} before it was seeded`) })
   const [{ port }] = await Promise.race([once(child, 'message') as Promise<[{ port: number }]>, exited])
+  const url = `http://127.0.0.1:${port}`
+  if (orders === 0) return { name, url, child, ids: [] }
   const seeded = once(child, 'message') as Promise<[{ ids: string[] }]>
   child.send({ seed: orders })
   const [{ ids }] = await Promise.race([seeded, exited])
-  return { name, url: `http://127.0.0.1:${port}`, child, ids }
+  return { name, url, child, ids }
 }
 
 export async function stopSeeded (server: SeededServer): Promise<void> {
