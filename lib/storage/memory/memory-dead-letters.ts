@@ -1,6 +1,7 @@
 // Dead letters in memory: per subscription, each event set aside with a copy of it and its feed position.
 import type { OrderEvent } from '../../feed/events.js'
 import type { DeliveryOutcomes, StoredDeadLetter } from '../order-storage.js'
+import { handedEvent } from './kept.js'
 
 interface MemoryDeadLetter extends StoredDeadLetter {
   /** The event's feed position, kept after retention purged the event. */
@@ -42,7 +43,7 @@ export function memoryDeadLetters (): MemoryDeadLetters {
         .filter(letter => letter.position > after && (redeliver === undefined || letter.redeliver === redeliver))
         .sort((a, b) => a.position - b.position)
         .slice(0, limit)
-        .map(({ event, attempts, error, at }) => ({ event, attempts, error, at }))
+        .map(({ event, attempts, error, at }) => ({ event: handedEvent(event), attempts, error, at }))
     },
     redeliver (name, eventIds) {
       const letters = of(name)

@@ -4,6 +4,7 @@ import type { Order } from '../../http/schemas.js'
 import type { FeedCapability, SubscriptionsCapability } from '../order-storage.js'
 import { memorySubscriptions } from './memory-subscriptions.js'
 import { idPositions } from './id-positions.js'
+import { handed, handedEvent } from './kept.js'
 
 export interface MemoryFeed extends FeedCapability, SubscriptionsCapability {
   /**
@@ -34,10 +35,10 @@ export function memoryFeed (): MemoryFeed {
     return index === undefined ? undefined : base + index
   }
 
-  /** The event at index `i`. */
+  /** The event at index `i`, handed out: a copy of the one kept. */
   function eventAt (i: number): OrderEvent {
     const event = kept[i]!
-    return isEvent(event) ? event : { id: ids[i]!, type: 'created', at: event.createdAt, order: event }
+    return isEvent(event) ? handedEvent(event) : { id: ids[i]!, type: 'created', at: event.createdAt, order: handed(event) }
   }
 
   /** Up to `limit` events from feed position `from` on, without those `skip` names. */

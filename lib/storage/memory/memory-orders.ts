@@ -1,8 +1,9 @@
 // Orders in memory: by id, number and reference, the sorted runs of every page (page-indexes.ts), and the idempotency claims of creates and changes; each change appends its event.
 import type { OrderEvent } from '../../feed/events.js'
-import type { NewOrder, Order, OrderWithChanges } from '../../http/schemas.js'
+import type { Order } from '../../http/schemas.js'
 import type { ChangesCapability, OrdersCapability, StorageListQuery } from '../order-storage.js'
 import { memoryClaims } from './claims.js'
+import { handed, kept } from './kept.js'
 import { idPositions } from './id-positions.js'
 import { matches, pageIndexes } from './page-indexes.js'
 import { precedes } from './sorted.js'
@@ -10,27 +11,6 @@ import { precedes } from './sorted.js'
 // An id of another type is refused, never coerced into one that names another customer's orders.
 function stringId (id: unknown): void {
   if (typeof id !== 'string') throw new TypeError(`fastify-order: expected a string id, got ${typeof id}`)
-}
-
-/** What an order may hold besides what every order has and its reference and store: custom fields, and with changes on, the ledger. */
-type MayHave = { customFields?: object } & Partial<Pick<OrderWithChanges, 'paid' | 'balance' | 'payments' | 'changes'>>
-
-/**
- * A copy of `order` with its `number`: the properties every order has (with changes on, its ledger
- * too), then those it has of the ones it may have. Written out, V8 makes it about three times faster
- * than Object.assign does, and keeps the properties of the literal in the object itself, where those
- * added after it take an array of their own.
- */
-function numbered (order: NewOrder, number: number): Order {
-  const { id, customerId, status, currency, items, total, metadata, version, statusHistory, createdAt, updatedAt } = order
-  const { reference, store, customFields, paid, balance, payments, changes } = order as NewOrder & MayHave
-  const copy: Order & MayHave = paid === undefined
-    ? { id, number, customerId, status, currency, items, total, metadata, version, statusHistory, createdAt, updatedAt }
-    : { id, number, customerId, status, currency, items, total, metadata, paid, balance, payments, changes, version, statusHistory, createdAt, updatedAt }
-  if (reference !== undefined) copy.reference = reference
-  if (store !== undefined) copy.store = store
-  if (customFields !== undefined) copy.customFields = customFields
-  return copy
 }
 
 /**
@@ -58,14 +38,14 @@ export function memoryOrders (append: (event: OrderEvent) => void): OrdersCapabi
 
   const create: OrdersCapability['create'] = async (newOrder, event, claim) => {
     const live = claim === undefined ? undefined : claims.live(claim.key, newOrder.createdAt)
-    if (live !== undefined) return { created: false, order: byId(live.orderId)!, fingerprint: live.fingerprint }
+    if (live !== undefined) return { created: false, order: handed(byId(live.orderId)!), fingerprint: live.fingerprint }
     const { reference, customerId, store = '' } = newOrder
     if (reference !== undefined && storesOf(reference, customerId)?.has(store) === true) return { created: false, referenceTaken: true }
     // Taken at the next number: should the event be refused, the id names nothing there, and the
     // next create takes that number.
     if (!positions.add(newOrder.id, byNumber.length)) throw new Error(`order id ${newOrder.id} is already stored`)
     // The plugin's order and event stay as they were given: what is stored is a numbered copy.
-    const order = numbered(newOrder, byNumber.length + 1)
+    const order = kept(newOrder, byNumber.length + 1)
     append({ id: event.id, type: 'created', at: event.at, order })
     byNumber.push(order)
     if (reference !== undefined) {
@@ -75,7 +55,7 @@ export function memoryOrders (append: (event: OrderEvent) => void): OrdersCapabi
     }
     indexes.add(order)
     if (claim !== undefined) claims.store(claim, order.id)
-    return { created: true, order }
+    return { created: true, order: handed(order) }
   }
 
   /**
@@ -104,11 +84,13 @@ export function memoryOrders (append: (event: OrderEvent) => void): OrdersCapabi
       .slice(0, query.limit)
   }
 
-  const replace: OrdersCapability['replace'] = async (order, expectedVersion, event, claim) => {
-    const previous = byId(order.id)
+  const replace: OrdersCapability['replace'] = async (next, expectedVersion, event, claim) => {
+    const previous = byId(next.id)
     if (previous === undefined || previous.version !== expectedVersion) return false
     if (claim !== undefined && claims.live(claim.key, event.at) !== undefined) return false
-    append(event)
+    // The plugin keeps its order to answer with: what is stored is a copy, and the event carries it.
+    const order = kept(next, previous.number)
+    append({ ...event, order })
     byNumber[previous.number - 1] = order
     if (order.reference !== undefined) storesOf(order.reference, order.customerId)!.set(order.store ?? '', order)
     indexes.replace(previous, order)
@@ -120,13 +102,16 @@ export function memoryOrders (append: (event: OrderEvent) => void): OrdersCapabi
   const readChangeClaim: ChangesCapability['readChangeClaim'] = async (key, now) => {
     const live = claims.live(key, now)
     // A change's key (spelled apart from a create's by the plugin) names a claim stored with its order.
-    return live === undefined ? undefined : { fingerprint: live.fingerprint, order: live.order! }
+    return live === undefined ? undefined : { fingerprint: live.fingerprint, order: handed(live.order!) }
   }
 
   return {
     create,
-    get: async (id) => byId(id),
-    list: async (query) => list(query),
+    get: async (id) => {
+      const order = byId(id)
+      return order === undefined ? undefined : handed(order)
+    },
+    list: async (query) => list(query).map(handed),
     replace,
     purgeIdempotencyKeys: async (now, limit) => claims.purge(now, limit),
     readChangeClaim
