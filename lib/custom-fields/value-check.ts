@@ -36,15 +36,24 @@ function problemOf (value: unknown, path: string): Problem | undefined {
   return undefined
 }
 
-/** The custom fields of a create or update body, and of its items, as the body holds them before validation. */
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null
+
+/**
+ * The custom fields of a create or update body and of its items, or of the lines a change's addItem
+ * actions add, as the body holds them before validation.
+ */
 function * customFieldsOf (body: unknown): Generator<[unknown, string]> {
-  if (typeof body !== 'object' || body === null) return
-  const { customFields, items } = body as { customFields?: unknown, items?: unknown }
+  if (!isObject(body)) return
+  const { customFields, items, actions } = body
   if (customFields !== undefined) yield [customFields, '/customFields']
   if (Array.isArray(items)) {
     for (const [index, item] of items.entries()) {
-      const fields = typeof item === 'object' && item !== null ? (item as { customFields?: unknown }).customFields : undefined
-      if (fields !== undefined) yield [fields, `/items/${index}/customFields`]
+      if (isObject(item) && item.customFields !== undefined) yield [item.customFields, `/items/${index}/customFields`]
+    }
+  }
+  if (Array.isArray(actions)) {
+    for (const [index, action] of actions.entries()) {
+      if (isObject(action) && isObject(action.item) && action.item.customFields !== undefined) yield [action.item.customFields, `/actions/${index}/item/customFields`]
     }
   }
 }

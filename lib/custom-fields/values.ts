@@ -16,6 +16,8 @@ interface OrderLike extends HasCustomFields {
 export interface CustomFieldRules {
   /** Gives a new order (and each item) `{}` where the create left custom fields out. */
   fill: (order: OrderLike, input: OrderLike) => void
+  /** Gives each line `{}` where its input left custom fields out: a create's, or those a change adds. */
+  fillItems: (items: readonly object[]) => void
   /**
    * Takes JSON copies of a caller's custom fields (app.orders), so the stored order shares nothing
    * with it and holds no undefined values, as after a request.
@@ -37,6 +39,7 @@ export interface CustomFieldRules {
 /** The rules without the `customFields` option: orders have none, and nothing is paid for them. */
 export const noCustomFields: CustomFieldRules = Object.freeze({
   fill () {},
+  fillItems () {},
   own: <T extends object>(input: T) => input,
   fingerprint: () => '',
   patched: () => undefined,
@@ -80,9 +83,11 @@ export function customFieldRules (schemas: CustomFieldSchemas | undefined, valid
   return {
     fill (created, input) {
       if (order !== undefined) (created as HasCustomFields).customFields = input.customFields ?? {}
-      if (item !== undefined) {
-        for (const orderItem of created.items as HasCustomFields[]) orderItem.customFields ??= {}
-      }
+      this.fillItems(created.items)
+    },
+    fillItems (items) {
+      if (item === undefined) return
+      for (const orderItem of items as HasCustomFields[]) orderItem.customFields ??= {}
     },
     own (input) {
       const copy = input as unknown as OrderLike

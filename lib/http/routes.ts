@@ -294,7 +294,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     change: openApiSchemaOf(schemas.ChangeOrderBody)
   }, workflow, changes !== undefined)
   // The shared schemas the responses name by $ref: JSON Schema as TypeBox builds it.
-  const serializerCompiler = serializersOf({ Order: schemas.Order, OrderError: schemas.OrderError } as Record<string, SerializedSchema>)
+  const serializerCompiler = serializersOf({ Order: schemas.ServedOrder, OrderError: schemas.OrderError } as Record<string, SerializedSchema>)
   const common = { bodyLimit, serializerCompiler, onRequest: hooks?.onRequest, preHandler: hooks?.preHandler }
   // An order is answered through its serializer set on the reply. The success answers are documented
   // per media type (beside a $ref, the only place their examples survive), and Fastify would look such

@@ -1,7 +1,7 @@
 // TypeBox schemas of the order routes: one object each serves validation, serialization, types and OpenAPI.
 import { Type, type Static, type TOptional, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { customFieldForms } from '../custom-fields/forms.js'
-import { BalanceFilter, changeOrderBodyOf, ChangeActionSchema, Ledger, LineCounters, OrderChangeSchema, PaymentSchema } from './change-schemas.js'
+import { AddedItem, BalanceFilter, changeOrderBodyOf, ChangeActionSchema, keptLedgerOf, ledgerOf, LineCounters, OrderChangeSchema, PaymentSchema } from './change-schemas.js'
 import type { CustomFieldsPatch, OrderCustomFields } from '../custom-fields/types.js'
 import { order as limits, page, plugin, subscription } from '../limits.js'
 import { defaultWorkflow } from '../orders/default-workflow.js'
@@ -116,8 +116,18 @@ function withChanges<C extends boolean, T> (changes: C, added: T) {
   return (changes ? added : {}) as WithChanges<C, T>
 }
 
-/** The order as every route returns it. */
-function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined, C extends boolean> (Status: StatusSchema, order: O, item: I, changes: C) {
+/**
+ * What changes add to the order: with them on, the ledger. With them off, nothing; but the form the
+ * routes serialize with (`served`) has the same parts optional, as an order changed while they were on
+ * keeps them. The lines of its addItem actions are as stored.
+ */
+function ledgerFor<I extends TSchema | undefined, C extends boolean> (item: I, changes: C, served: boolean) {
+  const Item = Type.Object({ ...AddedItem.properties, ...storedCustomFields(item, 'item') }, strict)
+  return (changes ? ledgerOf(Item) : served ? keptLedgerOf(Item) : {}) as WithChanges<C, ReturnType<typeof ledgerOf<typeof Item>>>
+}
+
+/** The order as every route returns it; `served`: the form its answers are written with, see ledgerFor. */
+function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefined, C extends boolean> (Status: StatusSchema, order: O, item: I, changes: C, served = false) {
   return Type.Object({
     id: OrderId,
     number: OrderNumber,
@@ -126,11 +136,11 @@ function orderSchemaOf<O extends TSchema | undefined, I extends TSchema | undefi
     customerId: CustomerId,
     status: Status,
     currency: Currency,
-    items: Type.Array(Type.Object({ ...OrderItemSchema.properties, ...withChanges(changes, LineCounters), ...storedCustomFields(item, 'item') }, strict)),
+    items: Type.Array(Type.Object({ ...OrderItemSchema.properties, ...withChanges(changes || served, LineCounters) as WithChanges<C, typeof LineCounters>, ...storedCustomFields(item, 'item') }, strict)),
     total: Type.Integer({ minimum: 0, description: changes ? 'Sum of open × unitPrice in minor units (open: quantity − cancelled − returned)' : 'Sum of quantity × unitPrice in minor units' }),
     metadata: Type.Unsafe<Record<string, string>>({ type: 'object', additionalProperties: { type: 'string' } }),
     ...storedCustomFields(order, 'order'),
-    ...withChanges(changes, Ledger),
+    ...ledgerFor(item, changes, served),
     version: Type.Integer({ minimum: 1, description: changes ? '1 at creation, +1 at every status change and every change' : '1 at creation, +1 at every status change' }),
     statusHistory: Type.Array(Type.Object({
       status: Status,
@@ -157,6 +167,8 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
   const Status = statusOf(statuses)
   const { order, item } = customFields as { order: O, item: I }
   const Order: OrderSchemaOf<O, I, C> = orderSchemaOf(Status, order, item, changes)
+  // What the routes write an order with: with changes off, the ledger an order kept from when they were on.
+  const ServedOrder: typeof Order = changes ? Order : orderSchemaOf(Status, order, item, changes, true)
   const InputItem = Type.Object({ ...OrderItemSchema.properties, ...inputCustomFields(item, 'item') }, strict)
   // The examples keep within these limits; no create example when custom fields need values only the host knows.
   const fieldsRequired = (order !== undefined && customFieldForms(order, 'order').required) || (item !== undefined && customFieldForms(item, 'item').required)
@@ -219,7 +231,7 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
   const IdempotencyHeaders = Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKeySchema) })
 
   // app.orders.change's input, and changeOrder's body with changes: { route: true }.
-  const ChangeOrderBody = changeOrderBodyOf(OrderId)
+  const ChangeOrderBody = changeOrderBodyOf(OrderId, Type.Object({ ...AddedItem.properties, ...inputCustomFields(item, 'item') }, strict))
 
   // app.orders.listEvents' argument; there is no route for the feed.
   const ListEventsQuery = Type.Object({
@@ -239,7 +251,7 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
     }))
   }, strict)
 
-  return { Order, OrderError, CreateOrderBody, ListOrdersBody, OrderPage, UpdateOrderStatusBody, ChangeOrderBody, IdempotencyHeaders, ListEventsQuery, DeadLettersQuery, RedeliverQuery }
+  return { Order, ServedOrder, OrderError, CreateOrderBody, ListOrdersBody, OrderPage, UpdateOrderStatusBody, ChangeOrderBody, IdempotencyHeaders, ListEventsQuery, DeadLettersQuery, RedeliverQuery }
 }
 
 /** The schema of the custom fields the host declared in `OrderCustomFields`, or undefined. */
