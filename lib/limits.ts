@@ -40,7 +40,13 @@ export const change = Object.freeze({
   /** Actions of one change. */
   maxActions: 50,
   /** Characters of a payment's or refund's reference at its provider. */
-  paymentReferenceLength: 255
+  paymentReferenceLength: 255,
+  /** Entries of an order's `changes` (`changes.maxChanges`): its default, and the most it may be set to. */
+  defaultMaxChanges: 100,
+  /** Entries of an order's `payments` (`changes.maxPayments`): its default, and the most it may be set to. */
+  defaultMaxPayments: 100,
+  /** The most either may be set to: an order stays one bounded document. */
+  maxLedgerEntries: 10_000
 })
 
 /** getOrderList and the event feed. */

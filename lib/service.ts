@@ -96,7 +96,7 @@ export interface OrderServiceConfig {
  */
 function strictValidators (schemas: OrderSchemas, customFields: CustomFieldSchemas | undefined): (schema: object) => Validate {
   const validators = new Map<object, Validate>()
-  const limited = new Set<object>(customFields === undefined ? [] : [schemas.CreateOrderBody, schemas.UpdateOrderStatusBody])
+  const limited = new Set<object>(customFields === undefined ? [] : [schemas.CreateOrderBody, schemas.UpdateOrderStatusBody, schemas.ChangeOrderBody])
   return schema => {
     let validate = validators.get(schema)
     if (validate === undefined) {
@@ -166,7 +166,7 @@ function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, tel
       assertValid<ChangeOrderInput>(validateChange, input, 'input')
       const scope = checkScope(options?.scope, 'the scope option of app.orders.change')
       // A copy: the applied actions are stored in the order's changes, and share nothing with the caller.
-      const own = { ...input, actions: input.actions.map(action => action.type === 'addItem' ? { ...action, item: { ...action.item } } : { ...action }) }
+      const own = { ...input, actions: input.actions.map(action => action.type === 'addItem' ? { ...action, item: fields.own({ ...action.item }) } : { ...action }) }
       const { order } = await rules.change(own, { scope, idempotencyKey: options?.idempotencyKey, found: order => { span.setOrderId(order.id) } }).catch(asInput)
       return freeze.order(order) as OrderWithChanges
     })

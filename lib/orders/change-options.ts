@@ -6,6 +6,7 @@ import { refusalOf, type GuardDecision } from './guards.js'
 import type { StatusOf } from './statuses.js'
 import type { OrderScope } from './scope.js'
 import { codes } from '../errors.js'
+import { change as limits } from '../limits.js'
 import type { CompiledWorkflow } from './workflow.js'
 
 /** The change a change guard decides on. Everything in it is frozen. */
@@ -41,15 +42,44 @@ export interface ChangesOptions<W extends { readonly transitions: object } = { r
   returns?: ReadonlyArray<StatusOf<W>>
   /** Refuses a change for this order before anything is written. */
   guard?: ChangeGuard
+  /**
+   * The actions a caller whose scope names a `customerId` may use; any other is 403 ORDER_FORBIDDEN.
+   * Staff (no customerId in scope) may use all. Default: none.
+   */
+  customerActions?: ReadonlyArray<ChangeAction['type']>
+  /** Entries an order's `changes` may hold; the change that would pass it is refused. Default: 100. */
+  maxChanges?: number
+  /** Entries an order's `payments` may hold (payments and refunds); the change that would pass it is refused. Default: 100. */
+  maxPayments?: number
+  /**
+   * Statuses whose move cancels every open quantity in the same step, recorded as one change.
+   * Default: `cancelled`, when the workflow has it.
+   */
+  cancelling?: ReadonlyArray<StatusOf<W>>
 }
 
 /** The `changes` option checked, with its defaults. */
 export interface ChangesConfig extends ChangeRules {
   route: boolean
   guard: ChangeGuard | undefined
+  /** The action types a customer-scoped caller may use. */
+  customerActions: ReadonlySet<string>
+  /** Statuses whose move cancels every open quantity. */
+  cancelling: readonly string[]
 }
 
-const NAMES = ['route', 'lineEdits', 'returns', 'guard']
+const NAMES = ['route', 'lineEdits', 'returns', 'guard', 'customerActions', 'maxChanges', 'maxPayments', 'cancelling']
+const ACTION_TYPES = ['addItem', 'setQuantity', 'setUnitPrice', 'cancelItem', 'returnItem', 'recordPayment', 'recordRefund']
+
+/** `changes.customerActions`: action types, none by default. */
+function actionTypesOf (value: unknown, check: OptionChecker): ReadonlySet<string> {
+  if (value === undefined) return new Set()
+  const rule = `changes.customerActions must be an array of action types (${ACTION_TYPES.join(', ')})`
+  if (!Array.isArray(value)) throw check.invalid(`${rule}, got ${JSON.stringify(value)}`)
+  const unknown = value.find(type => !ACTION_TYPES.includes(type))
+  if (unknown !== undefined) throw check.invalid(`${rule}; ${JSON.stringify(unknown)} is not one`)
+  return new Set(value as string[])
+}
 
 /** The option's statuses, each a status of the workflow; `fallback` when absent. */
 function statusesOf (options: Record<string, unknown>, name: string, workflow: CompiledWorkflow, fallback: readonly string[], check: OptionChecker): readonly string[] {
@@ -75,11 +105,17 @@ export function checkChanges (value: unknown, workflow: CompiledWorkflow, maxIte
   const editable = has(['pending', 'paid'])
   const route = options.route ?? false
   if (typeof route !== 'boolean') throw check.invalid(`changes.route must be true or false, got ${JSON.stringify(route)}`)
+  const ledgerLimit = (name: string, fallback: number) =>
+    check.integer({ [`changes.${name}`]: options[name] }, `changes.${name}`, { fallback, max: limits.maxLedgerEntries })
   return {
     route,
     lineEdits: statusesOf(options, 'lineEdits', workflow, editable.length > 0 ? editable : [workflow.initial], check),
     returns: statusesOf(options, 'returns', workflow, has(['shipped', 'delivered']), check),
+    cancelling: statusesOf(options, 'cancelling', workflow, has(['cancelled']), check),
+    customerActions: actionTypesOf(options.customerActions, check),
     maxItems,
+    maxChanges: ledgerLimit('maxChanges', limits.defaultMaxChanges),
+    maxPayments: ledgerLimit('maxPayments', limits.defaultMaxPayments),
     guard: check.func<ChangeGuard>({ 'changes.guard': options.guard }, 'changes.guard', '(change) => true | false | "why not", sync or async')
   }
 }

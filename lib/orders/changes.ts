@@ -10,6 +10,10 @@ export interface ChangeRules {
   /** Statuses in which quantities may be returned. */
   returns: readonly string[]
   maxItems: number
+  /** Entries an order's `changes` may hold (`changes.maxChanges`). */
+  maxChanges: number
+  /** Entries an order's `payments` may hold (`changes.maxPayments`). */
+  maxPayments: number
 }
 
 /** Who changes the order, when and why: written in the change's record and its payments. */
@@ -62,6 +66,18 @@ export function withLedger (order: Order): OrderWithChanges {
   return { ...order, paid: 0, balance: order.total, payments: NONE, changes: NONE }
 }
 
+/**
+ * The order as shown with changes off: as stored, so that one changed or paid while they were on keeps
+ * its ledger and its lines their counters, and its total agrees with them; an order with an empty
+ * ledger (no change, no payment) shows as any order does with changes off.
+ */
+export function withoutEmptyLedger (order: Order): Order {
+  const { payments, changes } = order as Partial<OrderWithChanges>
+  if (payments === undefined || payments.length > 0 || changes!.length > 0) return order
+  const { paid, balance, payments: none, changes: nothing, ...shown } = order as OrderWithChanges
+  return shown
+}
+
 const refused = (position: number, why: string) => new codes.ORDER_CHANGE_REFUSED(`actions[${position}]: ${why}`)
 
 /** The statuses an action is allowed in, in words. */
@@ -92,6 +108,7 @@ export function applyChange (order: OrderWithChanges, actions: readonly ChangeAc
         if (recorded.kind === kind && recorded.amount === action.amount) return
         throw refused(position, `reference ${JSON.stringify(action.reference)} is recorded already, as a ${recorded.kind} of ${recorded.amount}`)
       }
+      if (payments.length >= rules.maxPayments) throw refused(position, `an order holds at most ${rules.maxPayments} payments and refunds (changes.maxPayments)`)
       if (kind === 'refund' && action.amount > paid) throw refused(position, `a refund of ${action.amount} is above the ${paid} paid`)
       paid += kind === 'payment' ? action.amount : -action.amount
       if (paid > Number.MAX_SAFE_INTEGER) throw refused(position, `the payments would exceed ${Number.MAX_SAFE_INTEGER} minor units`)
@@ -117,6 +134,7 @@ export function applyChange (order: OrderWithChanges, actions: readonly ChangeAc
     applied.push(action)
   })
   if (applied.length === 0) return { after: order, applied }
+  if (order.changes.length >= rules.maxChanges) throw new codes.ORDER_CHANGE_REFUSED(`an order holds at most ${rules.maxChanges} changes (changes.maxChanges)`)
   const version = order.version + 1
   const change: OrderChange = { version, at: context.at, actions: applied, totalBefore: order.total, totalAfter: total }
   if (context.by !== undefined) change.by = context.by
@@ -133,6 +151,24 @@ export function applyChange (order: OrderWithChanges, actions: readonly ChangeAc
     updatedAt: context.at
   }
   return { after, applied }
+}
+
+/** Whatever the status, the rules of a cancel of the whole order: every open quantity, recorded however full the order's ledger. */
+const CANCEL_ALL: Omit<ChangeRules, 'lineEdits'> = { returns: [], maxItems: Infinity, maxChanges: Infinity, maxPayments: Infinity }
+
+/**
+ * The order with every open quantity cancelled, recorded as one change of cancelItem actions (a move
+ * into a status of `changes.cancelling` makes it), or the order as it is when nothing is open. It
+ * passes `maxChanges`: it follows a move, so an order takes at most one more than the changes that
+ * reopened its lines.
+ */
+export function cancelledAll (order: OrderWithChanges, context: ChangeContext): OrderWithChanges {
+  const actions: ChangeAction[] = []
+  order.items.forEach((line, index) => {
+    const open = openOf(line)
+    if (open > 0) actions.push({ type: 'cancelItem', index, quantity: open })
+  })
+  return actions.length === 0 ? order : applyChange(order, actions, { ...CANCEL_ALL, lineEdits: [order.status] }, context).after
 }
 
 /** A line after one of the actions that address it, or ORDER_CHANGE_REFUSED naming the limit it breaks. */

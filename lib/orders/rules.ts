@@ -12,7 +12,7 @@ import type { ChangeOrderInput, CreateOrderInput, ListOrdersQuery, NewOrder, Ord
 import type { OrderScope } from './scope.js'
 import type { ChangesCapability, IdempotencyClaim, OrdersCapability, StorageListQuery } from '../storage/order-storage.js'
 import { runGuard, type TransitionMove } from './guards.js'
-import { applyChange, NONE, totalOf, withLedger } from './changes.js'
+import { applyChange, cancelledAll, NONE, totalOf, withLedger, withoutEmptyLedger } from './changes.js'
 import { runChangeGuard, type ChangesConfig, type OrderChangeProposal } from './change-options.js'
 import type { CompiledWorkflow } from './workflow.js'
 
@@ -63,9 +63,6 @@ export interface OrderRulesConfig {
 // The filters a scope fixes.
 const SCOPED = ['customerId', 'store'] as const
 
-// With changes off, an order is read as stored.
-const asStored = (order: Order) => order
-
 /** The later of now and the order's last change, so history stays in time order even if this instance's clock lags the last writer's. */
 function changedAt (current: Order): string {
   const now = isoTime(Date.now())
@@ -86,9 +83,8 @@ function outside (order: Order, scope: OrderScope | undefined): boolean {
     (scope?.store !== undefined && order.store !== scope.store)
 }
 
-/** The order after a move to `status`: one more history entry, one more version. */
-function movedOrder (current: Order, status: string, reason: string | undefined, scope: OrderScope | undefined, customFields: object | undefined): Order {
-  const at = changedAt(current)
+/** The order after a move to `status` at `at`: one more history entry, one more version. */
+function movedOrder (current: Order, status: string, at: string, reason: string | undefined, scope: OrderScope | undefined, customFields: object | undefined): Order {
   const next: Order = {
     ...current,
     status,
@@ -133,8 +129,9 @@ function newOrderOf (input: CreateOrderInput, scope: OrderScope | undefined, ini
 
 export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, idempotencyTtl, changed, changes }: OrderRulesConfig): OrderRules {
   const defaultLimit = Math.min(page.defaultSize, maxPageSize)
-  // With changes on, every order read has the ledger, orders stored before they were on included.
-  const read: (order: Order) => Order = changes === undefined ? asStored : withLedger
+  // With changes on, every order read has the ledger, orders stored before they were on included;
+  // with them off, an order keeps the ledger it was given while they were on.
+  const read: (order: Order) => Order = changes === undefined ? withoutEmptyLedger : withLedger
 
   /** What a guard sees of a move of `order` to `to`: frozen, so it cannot change what is stored next. */
   function moveOf (order: Order, to: string, { reason, customFields }: UpdateOrderStatusInput & { customFields?: CustomFieldValues }, scope: OrderScope | undefined): TransitionMove {
@@ -181,7 +178,7 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
       page[key] = scope[key]
     }
     const stored = await storage.list(page)
-    const items = changes === undefined ? stored : stored.map(withLedger)
+    const items = stored.map(read)
     if (items.length <= limit) return { items, nextCursor: null }
     items.length = limit
     return { items, nextCursor: encodeCursor(items[limit - 1]!, order, filter) }
@@ -248,7 +245,11 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
       // Decided on this version: the compare-and-set stores the move only if the order is still at it.
       const guard = workflow.guardOf(status)
       if (guard !== undefined) await runGuard(guard, moveOf(current, status, input, scope))
-      const next = movedOrder(current, status, reason, scope, customFields)
+      const at = changedAt(current)
+      // A move that cancels the order cancels what is still open on its lines, in the same step.
+      const cancelling = changes?.cancelling.includes(status) === true
+      const moving = cancelling ? cancelledAll(current as OrderWithChanges, { at, by: scope?.actor, reason }) : current
+      const next = movedOrder(moving, status, at, reason, scope, customFields)
       return { next, event: statusChangedEvent(next, current.status) }
     })
     return order
@@ -257,7 +258,14 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
   async function change (input: ChangeOrderInput, options: OrderCallOptions = {}): Promise<{ order: OrderWithChanges, replayed: boolean }> {
     const settings = changes!
     const { scope, idempotencyKey } = options
+    // Money and prices are the shop's: a customer uses only the actions the host lets customers use.
+    if (scope?.customerId !== undefined) {
+      const barred = input.actions.find(({ type }) => !settings.customerActions.has(type))
+      if (barred !== undefined) throw new codes.ORDER_FORBIDDEN(`${barred.type}: customers may not ${barred.type} (changes.customerActions)`)
+    }
     if (idempotencyKey !== undefined) checkIdempotencyKey(idempotencyKey)
+    // A line added without custom fields gets {}, as a created one does, before the fingerprint is taken.
+    fields.fillItems(input.actions.flatMap(action => action.type === 'addItem' ? [action.item] : []))
     const preview = input.preview === true
     // A preview stores nothing, its key included.
     const claim = idempotencyKey === undefined || preview

@@ -6,7 +6,7 @@ import { applyChange, withLedger, type ChangeRules } from '../../lib/orders/chan
 import type { ChangeAction, OrderWithChanges } from '../../lib/index.js'
 import { storedOrder } from '../helper.js'
 
-const rules: ChangeRules = { lineEdits: ['pending', 'paid'], returns: ['shipped', 'delivered'], maxItems: 6 }
+const rules: ChangeRules = { lineEdits: ['pending', 'paid'], returns: ['shipped', 'delivered'], maxItems: 6, maxChanges: 100, maxPayments: 100 }
 const STATUSES = ['pending', 'paid', 'shipped', 'cancelled']
 
 const index = fc.integer({ min: 0, max: 6 })

@@ -4,7 +4,7 @@ import { applyChange, totalOf, withLedger, type ChangeRules } from '../../lib/or
 import type { ChangeAction, Order, OrderWithChanges } from '../../lib/index.js'
 import { storedOrder } from '../helper.js'
 
-const rules: ChangeRules = { lineEdits: ['pending', 'paid'], returns: ['shipped', 'delivered'], maxItems: 3 }
+const rules: ChangeRules = { lineEdits: ['pending', 'paid'], returns: ['shipped', 'delivered'], maxItems: 3, maxChanges: 2, maxPayments: 2 }
 const at = '2026-01-02T00:00:00.000Z'
 
 /** A placed order of two mugs at 1250 and a plate at 900, with its ledger. */

@@ -107,7 +107,7 @@ t.test('a body that breaks the schema is 400, whatever the action', async t => {
 })
 
 t.test('404 outside the scope, 409 ORDER_VERSION_CONFLICT for a stale expectedVersion', async t => {
-  const app = await buildApp(t, { ...withRoute, authorize: request => request.headers['x-customer'] === undefined ? true : { customerId: request.headers['x-customer'] as string } })
+  const app = await buildApp(t, { changes: { route: true, customerActions: ['recordPayment'] }, authorize: request => request.headers['x-customer'] === undefined ? true : { customerId: request.headers['x-customer'] as string } })
   const order = await createOrder(app, { customerId: 'alice' })
   const other = await app.inject({ method: 'POST', url: '/order/changeOrder', headers: { 'x-customer': 'bob' }, payload: { id: order.id, actions: [pay(1, 'p')] } })
   t.equal(other.statusCode, 404)
