@@ -19,8 +19,9 @@ declare module '@fastify/jwt' {
 }
 
 /**
- * Admins see everything; staff of a store see and move that store's orders only; a customer sees only
- * their own orders and may only cancel them. Every change a staff member makes carries their id (`by`).
+ * Admins see everything; staff of a store see, move and change that store's orders only; a customer sees
+ * only their own orders, may cancel them, and may cancel a line before shipping (changes.customerActions
+ * below; money and prices are the shop's). Every change a staff member makes carries their id (`by`).
  */
 const authorize: Authorize = (request, operation) => {
   const { admin, customerId, sub, store } = request.user as { sub?: string, customerId?: string, admin?: boolean, store?: string }
@@ -65,6 +66,8 @@ export async function buildServer (options: FastifyServerOptions = { logger: exa
   await app.register(orderPlugin, {
     storage,
     authorize,
+    // POST /order/changeOrder: staff use every action; customers only cancelItem, in the statuses before shipping.
+    changes: { route: true, customerActions: ['cancelItem'] },
     hooks: {
       onRequest: [
         app.rateLimit({ max: 100, timeWindow: '1 minute' }),

@@ -322,6 +322,32 @@ t.test('the auth example scopes a customer to their own orders and lets staff se
   t.equal(anonymous.statusCode, 403, 'a token naming no customer is denied')
 })
 
+t.test('the auth example serves changeOrder: a customer may cancel a line of their order before shipping, and nothing else; staff may record a payment', async t => {
+  const app = await buildAuthServer({ logger: false }, 'test secret', exampleMemoryStorage())
+  t.teardown(() => app.close())
+  const as = (claims: object) => ({ authorization: `Bearer ${app.jwt.sign(claims)}` })
+  const customer = as({ sub: 'cus_42' })
+  const admin = as({ sub: 'staff_1', admin: true })
+  const post = async (operation: string, headers: Record<string, string>, payload: object) => {
+    const response = await app.inject({ method: 'POST', url: `/order/${operation}`, headers, payload })
+    return { status: response.statusCode, body: response.json() }
+  }
+  const order = (await post('createOrder', customer, orderBody({ customerId: 'cus_42', items: [{ sku: 'MUG', quantity: 2, unitPrice: 1250 }] }))).body
+  const cancelled = await post('changeOrder', customer, { id: order.id, actions: [{ type: 'cancelItem', index: 0, quantity: 1 }] })
+  t.equal(cancelled.status, 200)
+  t.match(cancelled.body, { total: 1250, items: [{ cancelled: 1 }] })
+  const price = await post('changeOrder', customer, { id: order.id, actions: [{ type: 'setUnitPrice', index: 0, unitPrice: 0 }] })
+  t.match(price, { status: 403, body: { code: 'ORDER_FORBIDDEN', message: /customers may not setUnitPrice/ } })
+  const payment = await post('changeOrder', customer, { id: order.id, actions: [{ type: 'recordPayment', amount: 1250, reference: 'pi_fake' }] })
+  t.equal(payment.status, 403, 'a customer cannot record a payment')
+  const paid = await post('changeOrder', admin, { id: order.id, actions: [{ type: 'recordPayment', amount: 1250, reference: 'pi_1' }] })
+  t.match(paid.body, { paid: 1250, balance: 0, payments: [{ by: 'staff_1' }] })
+  await post('updateOrderStatus', admin, { id: order.id, status: 'paid' })
+  await post('updateOrderStatus', admin, { id: order.id, status: 'shipped' })
+  const late = await post('changeOrder', customer, { id: order.id, actions: [{ type: 'cancelItem', index: 0, quantity: 1 }] })
+  t.match(late, { status: 409, body: { code: 'ORDER_CHANGE_REFUSED' } }, 'not once the order has shipped')
+})
+
 t.test('the auth example confines staff of a store to its orders, and signs their moves with their id', async t => {
   const app = await buildAuthServer({ logger: false }, 'test secret', exampleMemoryStorage())
   t.teardown(() => app.close())
