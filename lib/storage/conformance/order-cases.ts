@@ -39,6 +39,24 @@ export const orderCases: readonly ConformanceCase[] = Object.freeze([
   },
   {
     capability: 'orders',
+    name: 'what a storage hands out is never what it keeps: an edit of a created, got or listed order changes nothing stored',
+    async run (storage) {
+      const order = orderOf({ metadata: { channel: 'web' } })
+      const created = await storeOrder(storage, order)
+      const handed = [(created as { order: typeof order }).order, await storage.get(order.id), ...await storage.list({ order: 'desc', limit: 10 })]
+      for (const copy of handed) {
+        // A host's hook or listener may edit what it is handed; a frozen part throws, which is fine too.
+        try {
+          Object.assign(copy!, { status: 'lost', items: [], metadata: {} })
+          copy!.items.length = 0
+        } catch {}
+      }
+      assert.notEqual(await storage.get(order.id), await storage.get(order.id), 'each get must hand out a new object')
+      assert.deepEqual(await storage.get(order.id), order, 'the stored order must be as created, whatever was done to the objects handed out')
+    }
+  },
+  {
+    capability: 'orders',
     name: 'get of an unknown id returns undefined',
     async run (storage) {
       await createAll(storage, [orderOf()])
