@@ -65,8 +65,8 @@ t.test('maxChanges and maxPayments bound an order: the change past either is 409
   t.match(fourth.body, { code: 'ORDER_CHANGE_REFUSED', message: 'an order holds at most 3 changes (changes.maxChanges)' }, 'a preview gets the same refusal')
   await t.rejects(app.orders.change({ id: order.id, actions: [{ type: 'setUnitPrice', index: 0, unitPrice: 1 }] }), { code: 'ORDER_CHANGE_REFUSED', message: /changes\.maxChanges/ })
   const [stored] = (await app.orders.list({ filter: { ids: [order.id] } })).items as OrderWithChanges[]
-  t.equal(stored.changes.length, 3)
-  t.equal(stored.payments.length, 2)
+  t.equal(stored!.changes.length, 3)
+  t.equal(stored!.payments.length, 2)
 })
 
 t.test('with the defaults an order holds 100 changes and 100 payments', async t => {
@@ -109,7 +109,7 @@ t.test('addItem follows createOrder\'s rules for custom fields: required, valida
   t.same(added.body.items[1], { ...line, customFields: { giftNote: 'for Sam' } })
   t.same(added.body.changes[0].actions, [{ type: 'addItem', item: { ...line, customFields: { giftNote: 'for Sam' } } }], 'the change records the line as added')
   const viaService = await app.orders.change({ id: order.id, actions: [{ type: 'addItem', item: { sku: 'C-3', quantity: 1, unitPrice: 1, customFields: { giftNote: 'x' } } } as ChangeAction] })
-  t.same(viaService.items[2]!.customFields, { giftNote: 'x' })
+  t.same((viaService.items[2] as { customFields?: object }).customFields, { giftNote: 'x' })
   const [stored] = (await app.orders.list({ filter: { ids: [order.id] } })).items
   t.same(stored!.items.map(item => (item as { customFields?: object }).customFields), [{ giftNote: 'hi' }, { giftNote: 'for Sam' }, { giftNote: 'x' }])
 })
@@ -118,7 +118,7 @@ t.test('addItem without an item schema\'s required keys gets {} as createOrder d
   const app = await buildApp(t, { customFields: { item: Type.Object({ note: Type.Optional(Type.String()) }) }, changes: true })
   const order = await createOrder(app)
   const changed = await app.orders.change({ id: order.id, actions: [{ type: 'addItem', item: { sku: 'B', quantity: 1, unitPrice: 1 } }] })
-  t.same(changed.items[1]!.customFields, {})
+  t.same((changed.items[1] as { customFields?: object }).customFields, {})
 })
 
 t.test('a hook or listener that edits what it is handed changes nothing stored: a retried notice is still skipped', async t => {
@@ -139,7 +139,7 @@ t.test('a hook or listener that edits what it is handed changes nothing stored: 
   t.equal(again.body.version, 2, 'the provider\'s retried notice is skipped: the store still has the payment')
   t.equal(again.body.paid, 1000)
   const [stored] = (await app.orders.list({ filter: { ids: [order.id] } })).items as OrderWithChanges[]
-  t.match(stored.payments, [{ reference: 'pi_1', amount: 1000 }])
+  t.match(stored!.payments, [{ reference: 'pi_1', amount: 1000 }])
 })
 
 t.test('what app.orders, listeners and the feed hand out is never the stored object: a copy of it may be edited freely', async t => {
