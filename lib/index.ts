@@ -67,7 +67,7 @@ export {
 export type {
   Order, OrderItem, StatusChange, CreateOrderInput, ListOrdersQuery, ListOrdersFilter, OrderPage,
   UpdateOrderStatusInput, OrderErrorBody, OrderSchemas, ListEventsQuery, NewOrder, DeadLettersQuery, RedeliverQuery,
-  OrderWithChanges, ChangeAction, ChangeOrderInput, OrderPayment, OrderChange
+  OrderWithChanges, ChangeAction, ChangeOrderInput, OrderPayment, OrderChange, OrderChanges
 } from './http/schemas.js'
 export type { ChangeGuard, ChangesOptions, OrderChangeProposal } from './orders/change-options.js'
 export type { OrderCustomFields, CustomFieldsPatch } from './custom-fields/types.js'

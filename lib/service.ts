@@ -12,7 +12,7 @@ import { turnsByKey } from './in-turn.js'
 import { createListeners, type OrderListeners } from './feed/listeners.js'
 import { createRetention } from './feed/retention.js'
 import { orderRules, type OrderCallOptions, type OrderRules } from './orders/rules.js'
-import { page, subscription } from './limits.js'
+import { order as limits, page, subscription } from './limits.js'
 import type {
   ChangeOrderInput, CreateOrderInput, DeadLettersQuery, ListEventsQuery, ListOrdersQuery, Order, OrderPage, OrderSchemas, OrderWithChanges, RedeliverQuery, UpdateOrderStatusInput
 } from './http/schemas.js'
@@ -21,7 +21,7 @@ import { checkScope } from './orders/scope.js'
 import { hasCapability, storageMethods, type ChangesCapability, type JoinedStorage, type OrderStorage } from './storage/order-storage.js'
 import { unavailableOnFailure } from './storage/unavailable.js'
 import { createSubscriptions, type DeadLetterPage, type OrderEventHandler, type SubscribeOptions, type Subscriptions, type SubscriptionStatus } from './subscriptions/subscriptions.js'
-import { assertValid, compileStrict, forCaller, type Validate } from './http/validation.js'
+import { assertValid, compileStrict, forCaller, validationError, type Validate } from './http/validation.js'
 import type { Telemetry } from './telemetry/telemetry.js'
 import type { CompiledWorkflow } from './orders/workflow.js'
 
@@ -41,6 +41,8 @@ export interface OrderService {
   /** Creates an order; with an `idempotencyKey`, a retry with the same input returns the first order. */
   create: (input: CreateOrderInput, options?: OrderCallOptions) => Promise<Order>
   list: (query?: ListOrdersQuery, options?: OrderCallOptions) => Promise<OrderPage>
+  /** The order with this id in the caller's scope; ORDER_NOT_FOUND when there is none. */
+  get: (id: string, options?: OrderCallOptions) => Promise<Order>
   updateStatus: (input: UpdateOrderStatusInput, options?: OrderCallOptions) => Promise<Order>
   /**
    * With the `changes` option on: applies the actions to the order, all or none, or with `preview`
@@ -56,7 +58,7 @@ export interface OrderService {
    * roll back together. Listeners of these changes run once the plugin sees the transaction commit,
    * never if it rolls back. ORDER_INVALID_OPTIONS where the storage cannot join a transaction.
    */
-  withTransaction: (client: TransactionClient | MysqlTransactionConnection) => Pick<OrderService, 'create' | 'list' | 'updateStatus' | 'change'>
+  withTransaction: (client: TransactionClient | MysqlTransactionConnection) => Pick<OrderService, 'create' | 'list' | 'get' | 'updateStatus' | 'change'>
   on: <E extends keyof OrderListeners>(event: E, listener: OrderListeners[E]) => OrderService
   /** A page of the durable event feed, in feed order. */
   listEvents: (query?: ListEventsQuery) => Promise<EventPage>
@@ -107,7 +109,7 @@ function strictValidators (schemas: OrderSchemas, customFields: CustomFieldSchem
   }
 }
 
-type OrderCalls = Pick<OrderService, 'create' | 'list' | 'updateStatus' | 'change'>
+type OrderCalls = Pick<OrderService, 'create' | 'list' | 'get' | 'updateStatus' | 'change'>
 
 // The rules word their validation errors for a route's body; app.orders has none and names the argument.
 const asInput = (err: unknown): never => { throw forCaller(err, 'input') }
@@ -155,6 +157,15 @@ function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, tel
       const result = await rules.list(query, { scope: checkScope(options?.scope, 'the scope option of app.orders.list') }).catch(asQuery)
       result.items.forEach(freeze.order)
       return result
+    }),
+    // A page of the one order with this id: the same scope, reads and telemetry as any page.
+    get: (id, options) => telemetry.span('order.list', async () => {
+      if (typeof id !== 'string') throw validationError([{ instancePath: '', message: 'must be string' }], 'id')
+      const scope = checkScope(options?.scope, 'the scope option of app.orders.get')
+      // An id no order could have (empty, or longer than any) names none.
+      const { items: [order] } = id.length === 0 || id.length > limits.idLength ? { items: [] } : await rules.list({ filter: { ids: [id] }, limit: 1 }, { scope })
+      if (order === undefined) throw new codes.ORDER_NOT_FOUND(id)
+      return freeze.order(order)
     }),
     updateStatus: (input, options) => telemetry.span('order.update_status', async span => {
       assertValid<UpdateOrderStatusInput>(validateUpdate, input, 'input')
@@ -305,10 +316,11 @@ export function createOrderService (config: OrderServiceConfig) {
         throw new codes.ORDER_INVALID_OPTIONS('app.orders.withTransaction needs a storage that can join the host\'s transaction: postgresStorage can, memoryStorage cannot; with this storage, call app.orders.create, list and updateStatus directly')
       }
       const joined = storage.joinTransaction(client)
-      const { create, list, updateStatus, change } = calls(rulesOf(joined, event => { afterCommit(joined, event, stored, closing.signal, log) }))
+      const { create, list, get, updateStatus, change } = calls(rulesOf(joined, event => { afterCommit(joined, event, stored, closing.signal, log) }))
       return {
         create: (input, options) => inTurn(client, () => create(input, options)),
         list: (query, options) => inTurn(client, () => list(query, options)),
+        get: (id, options) => inTurn(client, () => get(id, options)),
         updateStatus: (input, options) => inTurn(client, () => updateStatus(input, options)),
         change: (input, options) => inTurn(client, () => change(input, options))
       }

@@ -257,12 +257,30 @@ export function buildOrderSchemas<O extends TSchema | undefined = undefined, I e
 /** The schema of the custom fields the host declared in `OrderCustomFields`, or undefined. */
 type DeclaredSchema<K extends 'order' | 'item'> = OrderCustomFields extends { [P in K]: infer T } ? TUnsafe<T> : undefined
 
-/** The schemas' types: by default with the custom fields the host declared in `OrderCustomFields`. */
-export type OrderSchemas<O extends TSchema | undefined = DeclaredSchema<'order'>, I extends TSchema | undefined = DeclaredSchema<'item'>, C extends boolean = false> =
+/**
+ * Declared once by a host that turns the `changes` option on, by module augmentation as custom fields
+ * are (the augmenting file must import 'fastify-order'):
+ *
+ * ```ts
+ * declare module 'fastify-order' {
+ *   interface OrderChanges { on: true }
+ * }
+ * ```
+ *
+ * Then `Order`, and so every method, listener and subscription of `app.orders`, has the ledger and the
+ * lines their counters, and `filter.balance` is in `ListOrdersQuery`. Left empty, they have none.
+ */
+export interface OrderChanges {}
+
+/** Whether the host declared changes on in `OrderChanges`. */
+type DeclaredChanges = OrderChanges extends { on: true } ? true : false
+
+/** The schemas' types: by default with the custom fields the host declared in `OrderCustomFields`, and the ledger if it declared changes on. */
+export type OrderSchemas<O extends TSchema | undefined = DeclaredSchema<'order'>, I extends TSchema | undefined = DeclaredSchema<'item'>, C extends boolean = DeclaredChanges> =
   ReturnType<typeof buildOrderSchemas<O, I, C>>
 
 /** The schemas as built for the default options (`defaultWorkflow`, `maxItems` 100, `maxPageSize` 100, no custom fields). */
-export const schemas: OrderSchemas<undefined, undefined> = buildOrderSchemas({
+export const schemas: OrderSchemas<undefined, undefined, false> = buildOrderSchemas({
   statuses: Object.keys(defaultWorkflow.transitions),
   maxItems: plugin.defaultMaxItems,
   maxPageSize: plugin.defaultMaxPageSize

@@ -17,6 +17,22 @@ t.test('app.orders creates, lists and moves orders without HTTP', async t => {
   t.same((await post(app, 'getOrderList', {})).body.items[1], paid, 'routes and app.orders share one store')
 })
 
+t.test('app.orders.get finds one order by id in the caller\'s scope, or throws ORDER_NOT_FOUND', async t => {
+  const app = await buildApp(t, { changes: true })
+  const order = await app.orders.create(orderBody({ store: 'eu' }))
+  const found = await app.orders.get(order.id)
+  t.same(found, order)
+  t.ok(Object.isFrozen(found), 'frozen, as every order app.orders hands out')
+  t.same(await app.orders.get(order.id, { scope: { customerId: 'cus_42', store: 'eu' } }), order, 'in scope')
+  await t.rejects(app.orders.get(order.id, { scope: { customerId: 'cus_7' } }), { code: 'ORDER_NOT_FOUND', statusCode: 404 }, 'another customer\'s order is not found')
+  await t.rejects(app.orders.get(order.id, { scope: { store: 'us' } }), { code: 'ORDER_NOT_FOUND' }, 'nor another store\'s')
+  for (const id of ['ord_unknown', '', 'x'.repeat(129)]) await t.rejects(app.orders.get(id), { code: 'ORDER_NOT_FOUND' }, JSON.stringify(id).slice(0, 20))
+  await t.rejects(app.orders.get(42 as unknown as string), { code: 'FST_ERR_VALIDATION', message: 'id must be string' })
+  await t.rejects(app.orders.get(order.id, { scope: { customerId: 7 } as never }), { code: 'ORDER_INVALID_SCOPE' })
+  await app.orders.change({ id: order.id, actions: [{ type: 'recordPayment', amount: 100, reference: 'pi_1' }] })
+  t.match(await app.orders.get(order.id), { version: 2, paid: 100 }, 'as now stored')
+})
+
 t.test('app.orders applies the same validation as the routes', async t => {
   const app = await buildApp(t)
   const invalid: Array<() => Promise<unknown>> = [

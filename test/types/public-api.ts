@@ -57,9 +57,15 @@ expectTypeOf(app.orders.list({}, { scope: { store: 'eu', actor: 'staff_7' } })).
 expectTypeOf(app.orders.list).toBeCallableWith({}, { scope: { store: 7 } })
 expectTypeOf(() => ({ store: 'eu', actor: 'staff_7' })).toExtend<Authorize>()
 
+// get finds one order by id, in the caller's scope
+expectTypeOf(app.orders.get('ord_1')).toEqualTypeOf<Promise<Order>>()
+expectTypeOf(app.orders.get).toBeCallableWith('ord_1', { scope: { customerId: 'cus_42' } })
+// @ts-expect-error an id is a string
+expectTypeOf(app.orders.get).toBeCallableWith(42)
+
 // withTransaction gives the same calls on the host's client
 const calls = app.orders.withTransaction({ query: async () => ({ rows: [] }) })
-expectTypeOf(calls).toEqualTypeOf<Pick<OrderService, 'create' | 'list' | 'updateStatus' | 'change'>>()
+expectTypeOf(calls).toEqualTypeOf<Pick<OrderService, 'create' | 'list' | 'get' | 'updateStatus' | 'change'>>()
 expectTypeOf(calls.create(null as unknown as CreateOrderInput)).toEqualTypeOf<Promise<Order>>()
 expectTypeOf(calls).not.toHaveProperty('on')
 // @ts-expect-error {} is neither a client nor a connection

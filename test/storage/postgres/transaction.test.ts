@@ -82,6 +82,7 @@ t.test('a checkout: the order, its event and the stock change commit together; t
   let seenInside: number | undefined
   const order = await inTransaction(pool, async client => {
     const result = await checkout(client, 'cus_1')()
+    t.equal((await app.orders.withTransaction(client).get(result.value!.id)).id, result.value!.id, 'the transaction reads its own order')
     await sleep(50)
     seenInside = created.length
     // On PGlite the app's own client waits for the transaction: PGlite runs one at a time.
