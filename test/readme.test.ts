@@ -1,5 +1,6 @@
 // The README and the guides it links cannot rot: their TypeScript runs, their curl calls replay against the
 // example server, their links lead somewhere, the README's tables match the code.
+import type { AddressInfo } from 'node:net'
 import { execFile } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -108,11 +109,13 @@ function align (shown: unknown, real: unknown, seen: Map<string, string>): unkno
 async function replayCurls (t: Test, blocks: Array<{ lang: string, code: string }>, times = 1): Promise<Array<Array<{ value: unknown, text: string }>>> {
   const app = await buildServer({ logger: false }, exampleMemoryStorage())
   t.teardown(() => app.close())
-  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  await app.listen({ host: '127.0.0.1', port: 0 })
 
   const calls = blocks.flatMap((block, index) => block.lang === 'sh' && /\bcurl /.test(block.code) ? [{ code: block.code, answer: blocks[index + 1]! }] : [])
+  for (const { code } of calls) t.notMatch(code, /:3000\//, 'each call reaches the server at the PORT the reader set')
   // A NUL after each block's output tells the outputs apart; -eu stops at the first failing command or unset variable.
-  const script = calls.map(({ code }) => `${code.replaceAll('http://127.0.0.1:3000', address)}\nprintf '\\0'\n`).join('').repeat(times)
+  // The calls run as pasted, in a shell where PORT is the server's.
+  const script = `PORT=${(app.server.address() as AddressInfo).port}\n` + calls.map(({ code }) => `${code}\nprintf '\\0'\n`).join('').repeat(times)
   const ran = await promisify(execFile)('bash', ['-euo', 'pipefail', '-c', script])
     .then(({ stdout }) => ({ code: 0, stdout, stderr: '' }), (error: { code: number, stdout: string, stderr: string }) => error)
   t.equal(ran.code, 0, `the calls run: ${ran.stderr}`)
@@ -130,7 +133,11 @@ async function replayCurls (t: Test, blocks: Array<{ lang: string, code: string 
   for (const [index, { code, answer }] of calls.entries()) {
     t.equal(answer.lang, 'json', 'each curl call is followed by its answer')
     const real = outputs[index]
-    t.same(real, align(JSON.parse(replace(answer.code)), real, seen), code)
+    const shown = align(JSON.parse(replace(answer.code)), real, seen)
+    t.same(real, shown, code)
+    // As the command prints it: the same keys in the same order, on lines as printed.
+    t.equal(JSON.stringify(shown), JSON.stringify(real), `${code}: shown in the order printed`)
+    if (!/\$\(curl /.test(code)) t.match(texts[index], /\n$/, `${code}: ends its line, as -w '\\n' makes it`)
   }
   const printed = outputs.map((value, index) => ({ value, text: texts[index]! }))
   return Array.from({ length: times }, (_, run) => printed.slice(run * calls.length, (run + 1) * calls.length))
