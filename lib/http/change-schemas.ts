@@ -38,11 +38,18 @@ function actionsOf<I extends TSchema> (Item: I) {
 type ActionOf<I extends TSchema> = Static<TUnion<[...ReturnType<typeof actionsOf<I>>]>>
 
 /**
+ * The schema of an action, addItem's line as `I`. An interface, so that declarations name it rather than
+ * spell its type out: the spelt-out form tsc 5 writes refers to a type parameter out of its scope, which
+ * TypeScript 7 refuses in a host that checks the declarations.
+ */
+export interface ChangeActionSchemaOf<I extends TSchema> extends TUnsafe<ActionOf<I>> {}
+
+/**
  * One action of a change, told apart by `type`: a oneOf with a discriminator, so a wrong action is
  * reported by the rules of its own type rather than of every type. An object first: ajv's
  * discriminator passes over a value that is not one (null, a number, an array) without a word.
  */
-export function changeActionOf<I extends TSchema> (Item: I) {
+export function changeActionOf<I extends TSchema> (Item: I): ChangeActionSchemaOf<I> {
   return Type.Unsafe<ActionOf<I>>({ type: 'object', oneOf: [...actionsOf(Item)], discriminator: { propertyName: 'type' } })
 }
 

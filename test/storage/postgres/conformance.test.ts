@@ -23,10 +23,15 @@ t.test('runConformance asks for a transaction runner when the storage can join a
 })
 
 // The other way of sending statements: on a server, where pg's pool gets named statements by default,
-// unnamed ones (prepare: false); on PGlite, named ones, through a client that runs the text as pg would.
+// unnamed ones (prepare: false), every case; on PGlite, named ones, through a client that runs the text
+// as pg would. There a statement's name changes nothing the database does, so the first case of each
+// capability that stores and reads shows the storage names its statements and still reads what it wrote; the whole suite runs
+// that way on the server (CI), where a named statement is a different path through the database.
 const preparing: PostgresClient = { query: (config: any, params?: unknown[]) => typeof config === 'string' ? db.client.query(config, params!) : db.client.query(config.text, config.values) }
 const otherWay = db.server ? { prepare: false } : { client: preparing, prepare: true }
-for (const conformanceCase of conformanceCases) {
+const working = conformanceCases.filter(({ name }) => !name.endsWith('methods exist'))
+const firstOfEach = working.filter((conformanceCase, index) => working.findIndex(({ capability }) => capability === conformanceCase.capability) === index)
+for (const conformanceCase of db.server ? conformanceCases : firstOfEach) {
   t.test(`postgresStorage with prepare: ${otherWay.prepare} (${db.server ? 'server' : 'PGlite'}): ${conformanceCase.name}`, async t => {
     t.equal(await runConformanceCase(conformanceCase, () => db.storage(otherWay, t), { transaction }), undefined, 'passed, not skipped')
   })
