@@ -4,6 +4,7 @@ import fp from 'fastify-plugin'
 import { codes } from './errors.js'
 import { checkOptions, type OrderPluginOptions } from './options.js'
 import { orderRoutes } from './http/routes.js'
+import { deskRoutes } from './desk/desk-routes.js'
 import { buildOrderSchemas, type OrderSchemas } from './http/schemas.js'
 import { createOrderService, type OrderService } from './service.js'
 import { loadTelemetry } from './telemetry/telemetry.js'
@@ -49,6 +50,9 @@ async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions):
     authorize: config.authorize,
     hooks: config.hooks
   })
+  if (config.desk !== undefined) {
+    await app.register(deskRoutes, { prefix: config.prefix, prefixPath: config.prefix, desk: config.desk, workflow, changes: config.changes !== undefined })
+  }
 }
 
 export const orderPlugin = fp(fastifyOrder, { name: 'fastify-order', fastify: '5.x' })
@@ -72,6 +76,7 @@ export type {
 export type { ChangeGuard, ChangesOptions, OrderChangeProposal } from './orders/change-options.js'
 export type { OrderCustomFields, CustomFieldsPatch } from './custom-fields/types.js'
 export type { OrderPluginOptions } from './options.js'
+export type { DeskOptions } from './desk/desk-options.js'
 export type { Authorize, OrderHooks, OrderOperation } from './http/routes.js'
 export type { MysqlTransactionConnection, OrderService, TransactionClient } from './service.js'
 export type { OrderCallOptions } from './orders/rules.js'
