@@ -128,7 +128,7 @@ t.test('register refuses a desk option it cannot serve, saying what to change', 
   ]
   for (const [desk, message] of cases) {
     const app = Fastify()
-    await t.rejects(app.register(orderPlugin, { desk: desk as never }).ready(), { code: 'ORDER_INVALID_OPTIONS', message }, JSON.stringify(desk))
+    await t.rejects(async () => { await app.register(orderPlugin, { desk: desk as never }).ready() }, { code: 'ORDER_INVALID_OPTIONS', message }, JSON.stringify(desk))
     await app.close()
   }
   const off = Fastify()
@@ -142,7 +142,7 @@ t.test('a package whose page was not built fails register, saying to build it', 
   const app = Fastify()
   t.teardown(() => app.close())
   const { compileWorkflow, defaultWorkflow } = await import('../../lib/orders/workflow.js')
-  await t.rejects(app.register(deskRoutes, { desk: { path: '/order/desk', title: 'Orders', hooks: undefined }, prefixPath: undefined, workflow: compileWorkflow(defaultWorkflow), changes: false, folder: new URL('./nowhere/', import.meta.url) }).ready(),
+  await t.rejects(async () => await app.register(deskRoutes, { desk: { path: '/order/desk', title: 'Orders', hooks: undefined }, prefixPath: undefined, workflow: compileWorkflow(defaultWorkflow), changes: false, folder: new URL('./nowhere/', import.meta.url) }).ready(),
     { code: 'ORDER_INVALID_OPTIONS' })
 })
 
