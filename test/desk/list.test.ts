@@ -21,7 +21,7 @@ t.test('the list shows the newest orders with their columns, finds an order by n
   t.equal(await page.getByRole('status').filter({ hasText: 'orders' }).textContent(), 'Showing 20 orders')
   t.match(await table.getByRole('row').nth(1).textContent(), `#${byReference.number}`, 'newest first')
   t.same(await violations(page), [], 'no serious or critical axe-core violation on the list')
-  await page.screenshot({ path: new URL('../../docs/desk-list.png', import.meta.url).pathname })
+  await page.screenshot({ path: new URL('../../docs/desk-list.png', import.meta.url).pathname, clip: { x: 0, y: 0, width: 1000, height: 520 } })
 
   await page.getByRole('button', { name: 'Next page' }).click()
   await page.getByRole('status').filter({ hasText: 'Showing 4 orders' }).waitFor()

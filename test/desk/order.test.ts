@@ -26,7 +26,7 @@ t.test('an order shows its details, lines and history; a move goes through its d
   t.equal(await page.getByRole('region', { name: 'Payments' }).count(), 0, 'no payments region with changes off')
   t.same(await page.getByRole('button', { name: /^Move to / }).allTextContents(), ['Move to shipped', 'Move to cancelled', 'Move to refunded'], 'exactly the moves the workflow allows')
   t.same(await violations(page), [], 'no serious or critical violation on an order')
-  await page.screenshot({ path: new URL('../../docs/desk-order.png', import.meta.url).pathname })
+  await page.screenshot({ path: new URL('../../docs/desk-order.png', import.meta.url).pathname, clip: { x: 0, y: 0, width: 1000, height: 620 } })
 
   const ship = page.getByRole('button', { name: 'Move to shipped' })
   await ship.click()
