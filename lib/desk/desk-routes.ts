@@ -1,5 +1,5 @@
 // The desk's routes: the page, its script and style, and what it learns of the plugin's options, all from memory behind desk.hooks.
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifySchema } from 'fastify'
 import type { CompiledWorkflow } from '../orders/workflow.js'
 import type { DeskConfig } from './desk-options.js'
 import { loadDeskAssets, type DeskAsset } from './desk-assets.js'
@@ -47,7 +47,8 @@ export async function deskRoutes (fastify: FastifyInstance, options: DeskRoutesO
     moves: Object.fromEntries(workflow.statuses.map(status => [status, workflow.targetsOf(status)])),
     changes: options.changes
   })
-  const common = { schema: { hide: true }, onRequest: desk.hooks?.onRequest, preHandler: desk.hooks?.preHandler }
+  // `hide` is @fastify/swagger's: the page is no API of the plugin's.
+  const common = { schema: { hide: true } as FastifySchema, onRequest: desk.hooks?.onRequest, preHandler: desk.hooks?.preHandler }
 
   fastify.get(desk.path, common, async (_request, reply) => send(reply, 'text/html; charset=utf-8', html, 'no-cache'))
   fastify.get(`${desk.path}/config.json`, common, async (_request, reply) => send(reply, 'application/json; charset=utf-8', config, 'no-cache'))
