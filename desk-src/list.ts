@@ -111,7 +111,7 @@ export function renderList (state: ListState, page: OrderPage, config: Config, a
     h('div', { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': 'Orders, scrollable' },
       h('table', {},
         h('caption', {}, 'Orders'),
-        h('thead', {}, h('tr', {}, ...headers.map(name => h('th', { scope: 'col' }, name)))),
+        h('thead', {}, h('tr', {}, ...headers.map(name => h('th', { scope: 'col', class: name === 'Total' || name === 'Balance' ? 'amount' : null }, name)))),
         h('tbody', {}, ...rows))),
     h('nav', { 'aria-label': 'Pages', class: 'pages' },
       h('button', { type: 'button', disabled: state.prev.length === 0, onclick: actions.previous }, 'Previous page'),

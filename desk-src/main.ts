@@ -13,6 +13,8 @@ let config: Config
 let search: HTMLInputElement | undefined
 let shown: { kind: 'list', state: ListState, page: OrderPage } | { kind: 'order', order: Order } | undefined
 let dialogOpen = false
+/** An order an event brought while a dialog was open, shown once it closes. */
+let deferred: Order | undefined
 let lastList = '?'
 let stream: { restart: () => void } | undefined
 const seen = new Set<string>()
@@ -91,6 +93,7 @@ function showList (state: ListState, page: OrderPage): void {
 }
 
 function showOrder (order: Order, alert?: string, focus = true): void {
+  if (shown?.kind === 'order' && shown.order.id === order.id && shown.order.version > order.version) order = shown.order
   shown = { kind: 'order', order }
   search = undefined
   fill(main, renderOrder(order, config, alert, {
@@ -106,8 +109,10 @@ function showOrder (order: Order, alert?: string, focus = true): void {
     },
     dialogClosed: () => {
       dialogOpen = false
-      // An event that came while the dialog was open is shown now.
-      if (shown?.kind === 'order' && shown.order !== order) showOrder(shown.order, undefined, false)
+      // An event that came while the dialog was open is shown now, unless an answer showed a newer one meanwhile.
+      const late = deferred
+      deferred = undefined
+      if (late !== undefined && shown?.kind === 'order' && shown.order === late) showOrder(late, undefined, false)
     }
   }))
   if (document.querySelector('dialog[open]') !== null) dialogOpen = true
@@ -126,6 +131,7 @@ function onEvent (event: StreamEvent): void {
     if (shown.order.id !== order.id || order.version <= shown.order.version) return
     shown = { kind: 'order', order }
     if (!dialogOpen && document.querySelector('dialog[open]') === null) showOrder(order, undefined, false)
+    else deferred = order
   } else if (shown?.kind === 'list') {
     // The list is asked again: the filters, and where the order now sorts, are the server's to decide.
     clearTimeout(listRefresh)
