@@ -8,6 +8,7 @@ import type { Authorize, OrderHooks } from './http/routes.js'
 import { memoryStorage } from './storage/memory/memory-storage.js'
 import { hasCapability, storageMethods, storageProblem, type OrderStorage } from './storage/order-storage.js'
 import { checkChanges, type ChangesConfig, type ChangesOptions } from './orders/change-options.js'
+import { checkStream, type StreamConfig, type StreamOptions } from './feed/stream-options.js'
 import { storageMistake } from './storage/storage-mistakes.js'
 import { compileWorkflow, defaultWorkflow, type CompiledWorkflow, type Workflow } from './orders/workflow.js'
 import type { OrderStatus } from './orders/statuses.js'
@@ -49,6 +50,11 @@ export interface OrderPluginOptions {
    * `changes`) and `filter.balance`; `{ route: true }` also serves `POST /order/changeOrder`. Default: off.
    */
   changes?: boolean | ChangesOptions
+  /**
+   * The event stream: `GET /order/events` as Server-Sent Events of the feed, in the caller's scope
+   * (authorize operation 'streamEvents'). `true` or `{ maxClients, pollInterval, heartbeatInterval }`. Default: off.
+   */
+  stream?: boolean | StreamOptions
 }
 
 export interface OrderPluginConfig {
@@ -66,11 +72,13 @@ export interface OrderPluginConfig {
   feedStallWarning: number
   /** Undefined while changes are off. */
   changes: ChangesConfig | undefined
+  /** Undefined while the stream is off; an option that needs it (the desk) sets it with checkStream(true, check). */
+  stream: StreamConfig | undefined
 }
 
 // Options Fastify itself reads from the register call may sit beside ours.
 const FASTIFY_OPTIONS = ['logLevel', 'logSerializers']
-const OPTIONS = ['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention', 'customFields', 'feedStallWarning', 'changes']
+const OPTIONS = ['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention', 'customFields', 'feedStallWarning', 'changes', 'stream']
 const check = optionChecker('', codes.ORDER_INVALID_OPTIONS)
 const duration = (fallback: number) => ({ fallback, max: limits.maxDuration, unit: ' ms (100 years)' })
 
@@ -105,6 +113,10 @@ export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConf
   if (changes !== undefined && !hasCapability(storage, 'changes')) {
     throw check.invalid(`changes need a storage with ${storageMethods.changes.join(', ')}; this storage has none`)
   }
+  const stream = checkStream(options.stream, check)
+  if (stream !== undefined && !hasCapability(storage, 'feed')) {
+    throw check.invalid(`stream needs a storage with the event feed (${storageMethods.feed.join(', ')}); this storage has none: turn stream off or use a storage with the feed`)
+  }
   return {
     storage,
     prefix,
@@ -118,6 +130,7 @@ export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConf
     eventRetention: check.integer(record, 'eventRetention', duration(limits.defaultEventRetention)),
     customFields: checkCustomFields(options.customFields),
     feedStallWarning: check.integer(record, 'feedStallWarning', { ...duration(limits.defaultFeedStallWarning), min: 0 }),
-    changes
+    changes,
+    stream
   }
 }

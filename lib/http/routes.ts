@@ -20,8 +20,10 @@ import { movesDescription } from '../orders/workflow-diagram.js'
 import { listed, type CompiledWorkflow } from '../orders/workflow.js'
 import type { ChangesConfig } from '../orders/change-options.js'
 import type { Validate } from './validation.js'
+import type { FanOut } from '../feed/fan-out.js'
+import { eventStreamRoute } from './event-stream.js'
 
-export type OrderOperation = 'getOrderList' | 'createOrder' | 'updateOrderStatus' | 'changeOrder'
+export type OrderOperation = 'getOrderList' | 'createOrder' | 'updateOrderStatus' | 'changeOrder' | 'streamEvents'
 
 /**
  * Decides whether a request may run an operation: `false` denies (403 ORDER_FORBIDDEN),
@@ -49,6 +51,8 @@ export interface OrderRoutesOptions {
   bodyLimit: number
   authorize?: Authorize
   hooks?: OrderHooks
+  /** With the `stream` option: the instance's feed reader and how many streams it serves. */
+  stream?: { fanOut: FanOut, maxClients: number } | undefined
 }
 
 const accept = () => true
@@ -337,6 +341,19 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     if (scope === refused) return reply
     return answer(reply, await inSpan(request, () => rules.updateStatus(request.body, { scope, found })))
   })
+
+  if (options.stream !== undefined) {
+    eventStreamRoute(app, {
+      ...options.stream,
+      serializerCompiler,
+      onRequest: hooks?.onRequest,
+      preHandler: hooks?.preHandler,
+      async scopeOf (request, reply) {
+        const scope = scopeOf === undefined ? undefined : await scopeOf(request, reply, 'streamEvents')
+        return scope === refused ? undefined : { scope }
+      }
+    })
+  }
 
   if (changes?.route !== true) return
   app.post('/order/changeOrder', { ...common, ...traced('order.change'), schema: route.changeOrder(changes), validatorCompiler: validatorOf(schemas.ChangeOrderBody) }, async (request, reply) => {
