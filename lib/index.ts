@@ -8,6 +8,8 @@ import { deskRoutes } from './desk/desk-routes.js'
 import { buildOrderSchemas, type OrderSchemas } from './http/schemas.js'
 import { createOrderService, type OrderService } from './service.js'
 import { loadTelemetry } from './telemetry/telemetry.js'
+import { createFanOut, type FanOut } from './feed/fan-out.js'
+import { stream as streamLimits } from './limits.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -30,8 +32,23 @@ async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions):
   const schemas = buildOrderSchemas({ statuses: workflow.statuses, maxItems, maxPageSize, customFields, changes: config.changes !== undefined }) as unknown as OrderSchemas
   // Spans and metrics through the host's OpenTelemetry setup, when @opentelemetry/api is installed.
   const telemetry = await loadTelemetry()
-  const service = createOrderService({ ...config, schemas, log: app.log, telemetry })
+  let fanOut: FanOut | undefined
+  const service = createOrderService({ ...config, schemas, log: app.log, telemetry, written: () => { fanOut?.wake() } })
   app.decorate('orders', service.orders)
+  if (config.stream !== undefined) {
+    // One feed reader for every open stream of this instance; the streams end before the storage does.
+    const { listEvents } = service.orders
+    fanOut = createFanOut({
+      read: async (after, limit) => (await listEvents(after === undefined ? { limit } : { after, limit })).items,
+      pollInterval: config.stream.pollInterval,
+      heartbeat: config.stream.heartbeatInterval,
+      readSize: streamLimits.readSize,
+      history: streamLimits.history,
+      log: app.log
+    })
+    const streams = fanOut
+    app.addHook('preClose', () => streams.close())
+  }
   // Subscriptions run while the app is up; they stop before onClose hooks, which may end the storage.
   app.addHook('onReady', async () => { service.start() })
   app.addHook('preClose', async () => { await service.close() })
@@ -48,7 +65,8 @@ async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions):
     schemas,
     bodyLimit: config.bodyLimit,
     authorize: config.authorize,
-    hooks: config.hooks
+    hooks: config.hooks,
+    stream: fanOut === undefined ? undefined : { fanOut, maxClients: config.stream!.maxClients, deskHooks: config.desk?.hooks }
   })
   if (config.desk !== undefined) {
     await app.register(deskRoutes, { prefix: config.prefix, prefixPath: config.prefix, desk: config.desk, workflow, changes: config.changes !== undefined })
@@ -73,6 +91,7 @@ export type {
   UpdateOrderStatusInput, OrderErrorBody, OrderSchemas, ListEventsQuery, NewOrder, DeadLettersQuery, RedeliverQuery,
   OrderWithChanges, ChangeAction, ChangeOrderInput, OrderPayment, OrderChange
 } from './http/schemas.js'
+export type { StreamOptions } from './feed/stream-options.js'
 export type { ChangeGuard, ChangesOptions, OrderChangeProposal } from './orders/change-options.js'
 export type { OrderCustomFields, CustomFieldsPatch } from './custom-fields/types.js'
 export type { OrderPluginOptions } from './options.js'

@@ -9,6 +9,7 @@ import { memoryStorage } from './storage/memory/memory-storage.js'
 import { hasCapability, storageMethods, storageProblem, type OrderStorage } from './storage/order-storage.js'
 import { checkChanges, type ChangesConfig, type ChangesOptions } from './orders/change-options.js'
 import { checkDesk, type DeskConfig, type DeskOptions } from './desk/desk-options.js'
+import { checkStream, type StreamConfig, type StreamOptions } from './feed/stream-options.js'
 import { storageMistake } from './storage/storage-mistakes.js'
 import { compileWorkflow, defaultWorkflow, type CompiledWorkflow, type Workflow } from './orders/workflow.js'
 import type { OrderStatus } from './orders/statuses.js'
@@ -55,6 +56,11 @@ export interface OrderPluginOptions {
    * `POST /order/changeOrder`. Default: off.
    */
   desk?: boolean | DeskOptions
+  /**
+   * The event stream: `GET /order/events` as Server-Sent Events of the feed, in the caller's scope
+   * (authorize operation 'streamEvents'). `true` or `{ maxClients, pollInterval, heartbeatInterval }`. Default: off.
+   */
+  stream?: boolean | StreamOptions
 }
 
 export interface OrderPluginConfig {
@@ -74,11 +80,13 @@ export interface OrderPluginConfig {
   changes: ChangesConfig | undefined
   /** Undefined while the desk is off. */
   desk: DeskConfig | undefined
+  /** Undefined while the stream is off; an option that needs it (the desk) sets it with checkStream(true, check). */
+  stream: StreamConfig | undefined
 }
 
 // Options Fastify itself reads from the register call may sit beside ours.
 const FASTIFY_OPTIONS = ['logLevel', 'logSerializers']
-const OPTIONS = ['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention', 'customFields', 'feedStallWarning', 'changes', 'desk']
+const OPTIONS = ['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention', 'customFields', 'feedStallWarning', 'changes', 'stream', 'desk']
 const check = optionChecker('', codes.ORDER_INVALID_OPTIONS)
 const duration = (fallback: number) => ({ fallback, max: limits.maxDuration, unit: ' ms (100 years)' })
 
@@ -114,6 +122,11 @@ export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConf
     throw check.invalid(`changes need a storage with ${storageMethods.changes.join(', ')}; this storage has none`)
   }
   const desk = checkDesk(options.desk, check, checkHooks)
+  // The desk lives on the event stream: it turns the stream on.
+  const stream = checkStream(desk !== undefined && (options.stream === undefined || options.stream === false) ? true : options.stream, check)
+  if (stream !== undefined && !hasCapability(storage, 'feed')) {
+    throw check.invalid(`${desk === undefined ? 'stream needs' : 'the desk needs the event stream, which needs'} a storage with the event feed (${storageMethods.feed.join(', ')}); this storage has none: turn ${desk === undefined ? 'stream' : 'the desk'} off or use a storage with the feed`)
+  }
   return {
     storage,
     prefix,
@@ -129,6 +142,7 @@ export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConf
     feedStallWarning: check.integer(record, 'feedStallWarning', { ...duration(limits.defaultFeedStallWarning), min: 0 }),
     // The desk acts through the plugin's own routes, changeOrder among them when changes are on.
     changes: desk !== undefined && changes !== undefined ? { ...changes, route: true } : changes,
-    desk
+    desk,
+    stream
   }
 }

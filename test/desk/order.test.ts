@@ -68,9 +68,9 @@ t.test('a guard\'s refusal and a version conflict show as alerts in the server\'
   t.equal(await page.getByRole('alert').textContent(), 'Not packed yet: pack it before shipping')
   t.equal((await stored(app, order.id)).status, 'paid', 'nothing moved')
 
-  // Another writer moves it while the page shows version 2.
-  await app.orders.updateStatus({ id: order.id, status: 'cancelled' })
+  // Another writer moves it while the move dialog is open on version 2.
   await page.getByRole('button', { name: 'Move to cancelled' }).click()
+  await app.orders.updateStatus({ id: order.id, status: 'cancelled' })
   await page.getByRole('dialog').getByRole('button', { name: 'Confirm' }).click()
   await page.getByRole('alert').filter({ hasText: 'version' }).waitFor()
   t.match(await page.getByRole('alert').textContent(), /expected version 2|version/)

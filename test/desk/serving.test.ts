@@ -89,6 +89,26 @@ t.test('the routes\' address relative to the page, for any prefix and path', asy
   t.equal(apiBaseOf(undefined, '/order/staff/desk'), '../')
 })
 
+t.test('the desk turns the event stream on, even where stream is false', async t => {
+  for (const stream of [undefined, false]) {
+    const app = await buildApp(t, { desk: true, stream })
+    t.ok(app.hasRoute({ method: 'GET', url: '/order/events' }), `stream: ${String(stream)}`)
+  }
+  const app = await buildApp(t, { desk: true, stream: { maxClients: 0 + 1 } })
+  t.ok(app.hasRoute({ method: 'GET', url: '/order/events' }), 'its options kept')
+})
+
+t.test('a storage without the event feed cannot serve the desk, and register says so', async t => {
+  const { memoryStorage } = await import('../../lib/index.js')
+  const storage = memoryStorage()
+  // The orders' methods alone, as a storage written before the feed has them.
+  const withoutFeed = Object.fromEntries((['create', 'get', 'list', 'replace', 'purgeIdempotencyKeys'] as const).map(name => [name, storage[name].bind(storage)]))
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await t.rejects(async () => { await app.register(orderPlugin, { desk: true, storage: withoutFeed as never }).ready() },
+    { code: 'ORDER_INVALID_OPTIONS', message: /the desk needs the event stream, which needs a storage with the event feed .*turn the desk off/ })
+})
+
 t.test('desk.hooks run on the page, its settings and its assets; the data routes keep their own', async t => {
   const seen: string[] = []
   const app = await buildApp(t, {
@@ -108,7 +128,8 @@ t.test('desk.hooks run on the page, its settings and its assets; the data routes
   const [, script] = /src="([^"]+)"/.exec(page.body)!
   t.equal((await get(app, `/order/${script!}`)).statusCode, 401)
   t.equal((await app.inject({ method: 'POST', url: '/order/getOrderList', payload: {} })).statusCode, 200, 'the data routes are not behind desk.hooks')
-  t.same(seen.length, 4)
+  t.equal((await get(app, '/order/events')).statusCode, 401, 'the event stream is behind desk.hooks')
+  t.same(seen.length, 5)
 })
 
 t.test('register refuses a desk option it cannot serve, saying what to change', async t => {
