@@ -367,6 +367,7 @@ const parts = {
   feed: () => runScript('feed.ts', { storages: true }),
   soak: () => runScript('soak-events.ts'),
   'scale-pg': () => runScript('scale-pg.ts'),
+  desk: () => runScript('desk.ts'),
   'scale-mysql': () => runScript('scale-mysql.ts'),
   webhooks: () => runScript('webhooks.ts', { storages: true }),
   'upgrade-steps': () => runScript('upgrade-steps.ts'),
@@ -376,7 +377,7 @@ const parts = {
   telemetry: () => runScript('telemetry.ts', { storages: true })
 }
 // The soak is a check, not a figure, and kills connections on the server, scale-pg and scale-mysql
-// fill a million orders, and instructions runs every server under valgrind: they run only when asked for.
+// fill a million orders (desk too, and drives Chromium), and instructions runs every server under valgrind: they run only when asked for.
 const chosen = flags.only === undefined ? ['http', 'request-work', 'custom-fields', 'guards', 'changes', 'store', 'feed', 'webhooks', 'telemetry'] : [flags.only]
 for (const [index, part] of chosen.entries()) {
   if (!Object.hasOwn(parts, part)) throw new Error(`unknown part ${part}; use ${Object.keys(parts).join(', ')}`)

@@ -40,7 +40,9 @@ export const USAGE = `Usage: npm run bench -- [options]
                      counted by valgrind's callgrind, which other work on the machine does not move:
                      createOrder and getOrderList of the plugin on memory against bare Fastify, the
                      three routes with changes on against off, a change of two actions against a
-                     move; about 20 minutes); default all but soak, scale-pg, scale-mysql,
+                     move; about 20 minutes) or desk (the desk's list drawn over 100 and 1,000,000
+                     orders on PostgreSQL, a move from Confirm to the updated page, in Chromium; the
+                     three routes with the desk on against off); default all but soak, desk, scale-pg, scale-mysql,
                      upgrade-steps, change-storage and instructions
   --quick            1 s rounds, 2 rounds, 1 s warmup, stores of 2k and 20k orders, smaller feeds
   --source           load the plugin from lib/ through tsx instead of building dist/ first

@@ -73,8 +73,10 @@ export async function buildServer (options: FastifyServerOptions = { logger: exa
 
   const { storage, close } = exampleStorage ?? await createExampleStorage(env, app.log)
   app.addHook('onClose', close)
-  // Changes after placement with their route, POST /order/changeOrder: edits, returns, payments and refunds.
-  await app.register(orderPlugin, { storage, workflow: { ...defaultWorkflow, guards }, changes: { route: true } })
+  // Changes after placement with their route, POST /order/changeOrder: edits, returns, payments and refunds;
+  // the desk, the staff page, at /order/desk.
+  await app.register(orderPlugin, { storage, workflow: { ...defaultWorkflow, guards }, changes: { route: true }, desk: true })
+  app.addHook('onListen', async () => { app.log.info(`the desk at ${app.listeningOrigin}/order/desk`) })
   return app
 }
 

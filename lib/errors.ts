@@ -28,6 +28,8 @@ export const codes = {
   ORDER_REFERENCE_TAKEN: createError('ORDER_REFERENCE_TAKEN', 'This customer already has an order with this reference', 409),
   ORDER_IDEMPOTENCY_KEY_REUSED: createError('ORDER_IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with another request body', 422),
   ORDER_STORAGE_UNAVAILABLE: createError('ORDER_STORAGE_UNAVAILABLE', 'Order storage is unavailable; retry later', 503),
+  /** `GET /order/events` while `stream.maxClients` streams are open on this instance; answered with `Retry-After`. */
+  ORDER_STREAM_FULL: createError('ORDER_STREAM_FULL', 'The event stream has %s open connections on this instance; retry later', 503),
   ORDER_INVALID_LISTENER: createError('ORDER_INVALID_LISTENER', 'fastify-order: %s', 500, TypeError),
   /** listEvents' `after` names no event in the feed: unknown, or purged after `eventRetention`. */
   ORDER_EVENT_NOT_FOUND: createError('ORDER_EVENT_NOT_FOUND', 'No event "%s" in the feed: unknown, or older than eventRetention', 404),

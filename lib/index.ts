@@ -4,9 +4,12 @@ import fp from 'fastify-plugin'
 import { codes } from './errors.js'
 import { checkOptions, type OrderPluginOptions } from './options.js'
 import { orderRoutes } from './http/routes.js'
+import { deskRoutes } from './desk/desk-routes.js'
 import { buildOrderSchemas, type OrderSchemas } from './http/schemas.js'
 import { createOrderService, type OrderService } from './service.js'
 import { loadTelemetry } from './telemetry/telemetry.js'
+import { createFanOut, type FanOut } from './feed/fan-out.js'
+import { stream as streamLimits } from './limits.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -29,8 +32,23 @@ async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions):
   const schemas = buildOrderSchemas({ statuses: workflow.statuses, maxItems, maxPageSize, customFields, changes: config.changes !== undefined }) as unknown as OrderSchemas
   // Spans and metrics through the host's OpenTelemetry setup, when @opentelemetry/api is installed.
   const telemetry = await loadTelemetry()
-  const service = createOrderService({ ...config, schemas, log: app.log, telemetry })
+  let fanOut: FanOut | undefined
+  const service = createOrderService({ ...config, schemas, log: app.log, telemetry, written: () => { fanOut?.wake() } })
   app.decorate('orders', service.orders)
+  if (config.stream !== undefined) {
+    // One feed reader for every open stream of this instance; the streams end before the storage does.
+    const { listEvents } = service.orders
+    fanOut = createFanOut({
+      read: async (after, limit) => (await listEvents(after === undefined ? { limit } : { after, limit })).items,
+      pollInterval: config.stream.pollInterval,
+      heartbeat: config.stream.heartbeatInterval,
+      readSize: streamLimits.readSize,
+      history: streamLimits.history,
+      log: app.log
+    })
+    const streams = fanOut
+    app.addHook('preClose', () => streams.close())
+  }
   // Subscriptions run while the app is up; they stop before onClose hooks, which may end the storage.
   app.addHook('onReady', async () => { service.start() })
   app.addHook('preClose', async () => { await service.close() })
@@ -47,8 +65,12 @@ async function fastifyOrder (app: FastifyInstance, options: OrderPluginOptions):
     schemas,
     bodyLimit: config.bodyLimit,
     authorize: config.authorize,
-    hooks: config.hooks
+    hooks: config.hooks,
+    stream: fanOut === undefined ? undefined : { fanOut, maxClients: config.stream!.maxClients, deskHooks: config.desk?.hooks }
   })
+  if (config.desk !== undefined) {
+    await app.register(deskRoutes, { prefix: config.prefix, prefixPath: config.prefix, desk: config.desk, workflow, changes: config.changes !== undefined })
+  }
 }
 
 export const orderPlugin = fp(fastifyOrder, { name: 'fastify-order', fastify: '5.x' })
@@ -69,9 +91,11 @@ export type {
   UpdateOrderStatusInput, OrderErrorBody, OrderSchemas, ListEventsQuery, NewOrder, DeadLettersQuery, RedeliverQuery,
   OrderWithChanges, ChangeAction, ChangeOrderInput, OrderPayment, OrderChange, OrderChanges
 } from './http/schemas.js'
+export type { StreamOptions } from './feed/stream-options.js'
 export type { ChangeGuard, ChangesOptions, OrderChangeProposal } from './orders/change-options.js'
 export type { OrderCustomFields, CustomFieldsPatch } from './custom-fields/types.js'
 export type { OrderPluginOptions } from './options.js'
+export type { DeskOptions } from './desk/desk-options.js'
 export type { Authorize, OrderHooks, OrderOperation } from './http/routes.js'
 export type { MysqlTransactionConnection, OrderService, TransactionClient } from './service.js'
 export type { OrderCallOptions } from './orders/rules.js'

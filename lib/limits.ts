@@ -109,6 +109,24 @@ export const webhook = Object.freeze({
   maxSecretBytes: 64
 })
 
+/** The event stream (`stream` option, `GET /order/events`). */
+export const stream = Object.freeze({
+  /** Open streams one instance serves; the next is 503 ORDER_STREAM_FULL. */
+  defaultMaxClients: 1000,
+  maxMaxClients: 100_000,
+  /** How often the one feed reader of an instance looks for events other instances wrote, in ms. */
+  defaultPollInterval: 500,
+  maxPollInterval: 60_000,
+  /** A comment line at least this often (ms), so proxies keep an idle stream open; the contract's most. */
+  defaultHeartbeat: 15_000,
+  /** Seconds a client told 503 ORDER_STREAM_FULL waits (Retry-After). */
+  retryAfter: 5,
+  /** Events one feed read lists: the feed's largest page. */
+  readSize: 1000,
+  /** Events the feed reader keeps after reading them, so a stream catching up joins it without a read of its own. */
+  history: 2000
+})
+
 /** Statuses of a workflow. */
 export const workflow = Object.freeze({
   statusLength: 64

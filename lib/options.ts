@@ -8,6 +8,8 @@ import type { Authorize, OrderHooks } from './http/routes.js'
 import { memoryStorage } from './storage/memory/memory-storage.js'
 import { hasCapability, storageMethods, storageProblem, type OrderStorage } from './storage/order-storage.js'
 import { checkChanges, type ChangesConfig, type ChangesOptions } from './orders/change-options.js'
+import { checkDesk, type DeskConfig, type DeskOptions } from './desk/desk-options.js'
+import { checkStream, type StreamConfig, type StreamOptions } from './feed/stream-options.js'
 import { storageMistake } from './storage/storage-mistakes.js'
 import { compileWorkflow, defaultWorkflow, type CompiledWorkflow, type Workflow } from './orders/workflow.js'
 import type { OrderStatus } from './orders/statuses.js'
@@ -49,6 +51,16 @@ export interface OrderPluginOptions {
    * `changes`) and `filter.balance`; `{ route: true }` also serves `POST /order/changeOrder`. Default: off.
    */
   changes?: boolean | ChangesOptions
+  /**
+   * The staff page at `{prefix}/order/desk` (section 18 of the contract); with changes on it also serves
+   * `POST /order/changeOrder`. Default: off.
+   */
+  desk?: boolean | DeskOptions
+  /**
+   * The event stream: `GET /order/events` as Server-Sent Events of the feed, in the caller's scope
+   * (authorize operation 'streamEvents'). `true` or `{ maxClients, pollInterval, heartbeatInterval }`. Default: off.
+   */
+  stream?: boolean | StreamOptions
 }
 
 export interface OrderPluginConfig {
@@ -66,24 +78,28 @@ export interface OrderPluginConfig {
   feedStallWarning: number
   /** Undefined while changes are off. */
   changes: ChangesConfig | undefined
+  /** Undefined while the desk is off. */
+  desk: DeskConfig | undefined
+  /** Undefined while the stream is off; an option that needs it (the desk) sets it with checkStream(true, check). */
+  stream: StreamConfig | undefined
 }
 
 // Options Fastify itself reads from the register call may sit beside ours.
 const FASTIFY_OPTIONS = ['logLevel', 'logSerializers']
-const OPTIONS = ['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention', 'customFields', 'feedStallWarning', 'changes']
+const OPTIONS = ['storage', 'prefix', 'workflow', 'maxPageSize', 'maxItems', 'idempotencyTtl', 'bodyLimit', 'authorize', 'hooks', 'eventRetention', 'customFields', 'feedStallWarning', 'changes', 'stream', 'desk']
 const check = optionChecker('', codes.ORDER_INVALID_OPTIONS)
 const duration = (fallback: number) => ({ fallback, max: limits.maxDuration, unit: ' ms (100 years)' })
 
-function checkHooks (hooks: unknown): OrderHooks | undefined {
+function checkHooks (hooks: unknown, option = 'hooks'): OrderHooks | undefined {
   if (hooks === undefined) return undefined
-  if (typeof hooks !== 'object' || hooks === null) throw check.invalid('hooks must be an object like { onRequest, preHandler }')
+  if (typeof hooks !== 'object' || hooks === null) throw check.invalid(`${option} must be an object like { onRequest, preHandler }`)
   for (const [name, value] of Object.entries(hooks)) {
     if (name !== 'onRequest' && name !== 'preHandler') {
-      throw check.invalid(`hooks.${name} is not supported; use hooks.onRequest or hooks.preHandler`)
+      throw check.invalid(`${option}.${name} is not supported; use ${option}.onRequest or ${option}.preHandler`)
     }
     const handlers: unknown[] = Array.isArray(value) ? value : [value]
     if (!handlers.every(handler => typeof handler === 'function')) {
-      throw check.invalid(`hooks.${name} must be a hook function or an array of them`)
+      throw check.invalid(`${option}.${name} must be a hook function or an array of them`)
     }
   }
   return hooks as OrderHooks
@@ -105,6 +121,12 @@ export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConf
   if (changes !== undefined && !hasCapability(storage, 'changes')) {
     throw check.invalid(`changes need a storage with ${storageMethods.changes.join(', ')}; this storage has none`)
   }
+  const desk = checkDesk(options.desk, check, checkHooks)
+  // The desk lives on the event stream: it turns the stream on.
+  const stream = checkStream(desk !== undefined && (options.stream === undefined || options.stream === false) ? true : options.stream, check)
+  if (stream !== undefined && !hasCapability(storage, 'feed')) {
+    throw check.invalid(`${desk === undefined ? 'stream needs' : 'the desk needs the event stream, which needs'} a storage with the event feed (${storageMethods.feed.join(', ')}); this storage has none: turn ${desk === undefined ? 'stream' : 'the desk'} off or use a storage with the feed`)
+  }
   return {
     storage,
     prefix,
@@ -118,6 +140,9 @@ export function checkOptions (options: OrderPluginOptions = {}): OrderPluginConf
     eventRetention: check.integer(record, 'eventRetention', duration(limits.defaultEventRetention)),
     customFields: checkCustomFields(options.customFields),
     feedStallWarning: check.integer(record, 'feedStallWarning', { ...duration(limits.defaultFeedStallWarning), min: 0 }),
-    changes
+    // The desk acts through the plugin's own routes, changeOrder among them when changes are on.
+    changes: desk !== undefined && changes !== undefined ? { ...changes, route: true } : changes,
+    desk,
+    stream
   }
 }

@@ -90,6 +90,8 @@ export interface OrderServiceConfig {
   feedStallWarning: number
   telemetry: Telemetry
   changes: ChangesConfig | undefined
+  /** Told of each change this instance stored (and committed), before its listeners: the event stream reads the feed at once. */
+  written?: (() => void) | undefined
 }
 
 /**
@@ -271,6 +273,7 @@ export function createOrderService (config: OrderServiceConfig) {
   function stored (event: OrderEvent): Promise<void> | undefined {
     retention.written()
     subscriptions?.wake()
+    config.written?.()
     if (event.type === 'created') {
       telemetry.created()
       return listeners.has('created') ? listeners.emit('created', freeze.order(event.order)) : undefined

@@ -19,6 +19,7 @@ function sourcesIn (folder: string): string[] {
 // npm test builds first; a run of this file alone builds when dist/ is missing.
 t.before(async () => {
   if (!existsSync(join(root, 'dist', 'index.js'))) await run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root })
+  if (!existsSync(join(root, 'dist', 'desk-page', 'desk.js'))) await run(process.execPath, ['scripts/build-desk.js'], { cwd: root })
 })
 
 t.test('the tarball holds the compiled library, its declarations and maps, the sources they map to, README, the guides and LICENSE', async t => {
@@ -27,7 +28,8 @@ t.test('the tarball holds the compiled library, its declarations and maps, the s
   const files = pack!.files.map(file => file.path).sort()
 
   // The guides and the changelog the README links, so its links work in the installed package too.
-  const expected = ['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json', ...readdirSync('docs').map(name => `docs/${name}`)]
+  // The desk's page, built from desk-src/ (whose sources stay out: the page is served as built).
+  const expected = ['CHANGELOG.md', 'LICENSE', 'README.md', 'package.json', ...readdirSync('docs').map(name => `docs/${name}`), 'dist/desk-page/desk.css', 'dist/desk-page/desk.js']
   for (const source of sourcesIn('lib')) {
     const compiled = `dist/${relative('lib', source).replaceAll('\\', '/').replace(/\.ts$/, '')}`
     // Declaration maps and source maps point at lib/, so "go to definition" lands in the TypeScript source.

@@ -20,8 +20,10 @@ import { movesDescription } from '../orders/workflow-diagram.js'
 import { listed, type CompiledWorkflow } from '../orders/workflow.js'
 import type { ChangesConfig } from '../orders/change-options.js'
 import type { Validate } from './validation.js'
+import type { FanOut } from '../feed/fan-out.js'
+import { eventStreamRoute } from './event-stream.js'
 
-export type OrderOperation = 'getOrderList' | 'createOrder' | 'updateOrderStatus' | 'changeOrder'
+export type OrderOperation = 'getOrderList' | 'createOrder' | 'updateOrderStatus' | 'changeOrder' | 'streamEvents'
 
 /**
  * Decides whether a request may run an operation: `false` denies (403 ORDER_FORBIDDEN),
@@ -49,9 +51,17 @@ export interface OrderRoutesOptions {
   bodyLimit: number
   authorize?: Authorize
   hooks?: OrderHooks
+  /** With the `stream` option: the instance's feed reader, how many streams it serves, and the desk's hooks, which guard it too. */
+  stream?: { fanOut: FanOut, maxClients: number, deskHooks?: OrderHooks | undefined } | undefined
 }
 
 const accept = () => true
+
+/** The hooks of several options as one list, or undefined when there are none. */
+function hooksOf (...given: unknown[]): unknown[] | undefined {
+  const all = given.flat().filter(hook => hook !== undefined)
+  return all.length === 0 ? undefined : all
+}
 
 // What Fastify answers JSON with.
 const JSON_MEDIA_TYPE = 'application/json; charset=utf-8'
@@ -337,6 +347,21 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     if (scope === refused) return reply
     return answer(reply, await inSpan(request, () => rules.updateStatus(request.body, { scope, found })))
   })
+
+  if (options.stream !== undefined) {
+    const { deskHooks, ...stream } = options.stream
+    eventStreamRoute(app, {
+      ...stream,
+      serializerCompiler,
+      // The desk's (a staff login) first, then the data routes' own.
+      onRequest: hooksOf(deskHooks?.onRequest, hooks?.onRequest),
+      preHandler: hooksOf(deskHooks?.preHandler, hooks?.preHandler),
+      async scopeOf (request, reply) {
+        const scope = scopeOf === undefined ? undefined : await scopeOf(request, reply, 'streamEvents')
+        return scope === refused ? undefined : { scope }
+      }
+    })
+  }
 
   if (changes?.route !== true) return
   app.post('/order/changeOrder', { ...common, ...traced('order.change'), schema: route.changeOrder(changes), validatorCompiler: validatorOf(schemas.ChangeOrderBody) }, async (request, reply) => {

@@ -9,7 +9,7 @@ import { isoTime, newOrderId } from './ids.js'
 import { page } from '../limits.js'
 import { readListQuery } from './list-query.js'
 import type { ChangeOrderInput, CreateOrderInput, ListOrdersQuery, NewOrder, Order, OrderPage, OrderWithChanges, StatusChange, UpdateOrderStatusInput } from '../http/schemas.js'
-import type { OrderScope } from './scope.js'
+import { inScope, type OrderScope } from './scope.js'
 import type { ChangesCapability, IdempotencyClaim, OrdersCapability, StorageListQuery } from '../storage/order-storage.js'
 import { runGuard, type TransitionMove } from './guards.js'
 import { applyChange, cancelledAll, NONE, totalOf, withLedger, withoutEmptyLedger } from './changes.js'
@@ -75,12 +75,6 @@ function changeOf (status: string, at: string, reason: string | undefined, scope
   if (reason !== undefined) change.reason = reason
   if (scope?.actor !== undefined) change.by = scope.actor
   return change
-}
-
-/** Whether `order` is outside `scope`: another customer's, or another store's (or of no store, under a store). */
-function outside (order: Order, scope: OrderScope | undefined): boolean {
-  return (scope?.customerId !== undefined && order.customerId !== scope.customerId) ||
-    (scope?.store !== undefined && order.store !== scope.store)
 }
 
 /** The order after a move to `status` at `at`: one more history entry, one more version. */
@@ -198,7 +192,7 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
     let lostAt: number | undefined
     for (;;) {
       const stored = await storage.get(id)
-      if (stored === undefined || outside(stored, scope)) throw new codes.ORDER_NOT_FOUND(id)
+      if (stored === undefined || !inScope(stored, scope)) throw new codes.ORDER_NOT_FOUND(id)
       found?.(stored)
       const current = read(stored)
       if (expectedVersion !== undefined && current.version !== expectedVersion) {

@@ -15,6 +15,12 @@ export interface OrderScope {
   actor?: string
 }
 
+/** Whether `order` is inside `scope`: that customer's and that store's (an order of no store is outside a store's scope), as a list shows it. */
+export function inScope (order: { customerId: string, store?: string | undefined }, scope: OrderScope | undefined): boolean {
+  return (scope?.customerId === undefined || order.customerId === scope.customerId) &&
+    (scope?.store === undefined || order.store === scope.store)
+}
+
 const STORE = new RegExp(StoreSchema.pattern!)
 // Control characters (C0, DEL and C1): an actor is shown in logs and back-offices as it is.
 const CONTROL = /\p{Cc}/u
