@@ -28,20 +28,23 @@ t.test('every 2xx of a write carries order-consistency; that caller\'s pages nee
   t.equal(created.headers['order-consistency'], 't1')
   t.equal((await post(app, 'createOrder', orderBody({ customerId: 'cus_a' }), { 'customer-id': 'cus_a', 'idempotency-key': 'k' })).headers['order-consistency'], 't2', 'a replay')
   t.equal((await post(app, 'updateOrderStatus', { id: created.body.id, status: 'pending' }, { 'customer-id': 'cus_a' })).headers['order-consistency'], 't3', 'a no-op')
-  t.equal((await post(app, 'changeOrder', { id: created.body.id, actions: [{ type: 'recordPayment', amount: 100, reference: 'p1' }] }, { 'customer-id': 'cus_a' })).headers['order-consistency'], 't4', 'a change')
+  const change = { id: created.body.id, actions: [{ type: 'recordPayment', amount: 100, reference: 'p1' }] }
+  t.equal((await post(app, 'changeOrder', change, { 'customer-id': 'cus_a', 'idempotency-key': 'c' })).headers['order-consistency'], 't4', 'a change')
+  const again = await post(app, 'changeOrder', change, { 'customer-id': 'cus_a', 'idempotency-key': 'c' })
+  t.same([again.headers['idempotent-replayed'], again.headers['order-consistency']], ['true', 't5'], 'a change replayed')
   const refused = await post(app, 'updateOrderStatus', { id: created.body.id, status: 'nonsense' }, { 'customer-id': 'cus_a' })
   t.equal(refused.status, 400)
   t.equal(refused.headers['order-consistency'], undefined)
 
   await post(app, 'getOrderList', {}, { 'customer-id': 'cus_a' })
   await post(app, 'getOrderList', {}, { 'customer-id': 'cus_b' })
-  await post(app, 'getOrderList', {}, { 'customer-id': 'cus_b', 'order-consistency': 't4' })
+  await post(app, 'getOrderList', {}, { 'customer-id': 'cus_b', 'order-consistency': 't5' })
   t.same(fake.views.splice(0), [
-    { atLeast: ['t4'], primary: false },
+    { atLeast: ['t5'], primary: false },
     { atLeast: [], primary: false },
-    { atLeast: ['t4'], primary: false }
+    { atLeast: ['t5'], primary: false }
   ], 'the writer\'s pages need its last write; another caller\'s only what it sends')
-  fake.settled.add('t4')
+  fake.settled.add('t5')
   await post(app, 'getOrderList', {}, { 'customer-id': 'cus_a' })
   await post(app, 'getOrderList', {}, { 'customer-id': 'cus_a' })
   t.same(fake.views.splice(0), [{ atLeast: [], primary: false }, { atLeast: [], primary: false }], 'forgotten once every replica has it')
@@ -59,7 +62,11 @@ t.test('app.orders: onConsistency, consistency, primary; replicas() for health c
   await app.orders.change({ id: order.id, actions: [{ type: 'recordPayment', amount: 1, reference: 'r' }] }, { onConsistency })
   t.same(tokens, ['t1', 't2', 't3'])
   await app.orders.list({}, { consistency: 't1', primary: true, scope: { customerId: 'cus_z' } })
-  t.same(fake.views.splice(0), [{ atLeast: ['t1'], primary: true }])
+  // A store's staff are one caller, another store's another.
+  await app.orders.create(orderBody({ store: 's1' }), { scope: { store: 's1' } })
+  await app.orders.list({}, { scope: { store: 's1' } })
+  await app.orders.list({}, { scope: { store: 's2' } })
+  t.same(fake.views.splice(0), [{ atLeast: ['t1'], primary: true }, { atLeast: ['t4'], primary: false }, { atLeast: [], primary: false }])
   await t.rejects(app.orders.list({}, { consistency: 7 as never }), { code: 'ORDER_INVALID_CONSISTENCY' })
   await t.rejects(app.orders.create(orderBody(), { onConsistency: 'no' as never }), { code: 'ORDER_INVALID_OPTIONS', message: /onConsistency/ })
   t.same(app.orders.replicas(), [{ name: 'standby:5432', lagMs: 1500, inUse: true }, { name: 'standby-2:5432', lagMs: 0, inUse: false, error: 'not in recovery' }])
