@@ -37,7 +37,10 @@ export interface Cluster {
   /** The ports the servers listen on: those of PORTS, unless one was taken. */
   ports: Record<keyof typeof PORTS, number>
   /** A pool on the primary, the standby and the unrelated cluster. */
+  /** Its connections stay open until the cluster stops, so their backends' CPU can be read. */
   pool: (server: keyof typeof PORTS, max?: number) => pg.Pool
+  /** The pid of a server's postmaster (its first process: every backend is its child). */
+  postmasterPid: (server: keyof typeof PORTS) => Promise<number>
   /** Stops the standby at once, as a crash would. */
   killStandby: () => Promise<void>
   stop: () => Promise<void>
@@ -99,11 +102,14 @@ export async function startCluster (applyDelay = '500ms'): Promise<Cluster> {
   return {
     ports,
     pool (name, max = 4) {
-      const pool = new pg.Pool({ host: '127.0.0.1', port: ports[name], user: 'postgres', database: 'postgres', max })
+      const pool = new pg.Pool({ host: '127.0.0.1', port: ports[name], user: 'postgres', database: 'postgres', max, idleTimeoutMillis: 0 })
       // A pool whose server went away emits its clients' errors: the storage sees them on its next statement.
       pool.on('error', () => {})
       pools.push(pool)
       return pool
+    },
+    async postmasterPid (name) {
+      return Number((await readFile(join(data(name), 'postmaster.pid'), 'utf8')).split('\n')[0])
     },
     async killStandby () {
       await server('pg_ctl', ['-D', data('standby'), '-m', 'immediate', 'stop'])
