@@ -169,7 +169,7 @@ async function compare (cluster: Cluster, primary: pg.Pool, standby: pg.Pool): P
   printTable(['', 'with the standby', 'primary alone', 'ratio', 'target'], [
     ['pages/s', formatCount(median(rates.replica)), formatCount(median(rates.alone)), median(pageRatios).toFixed(2), '≥ 0.95'],
     ['creates/s', formatCount(median(rates.writesOn)), formatCount(median(rates.writesOff)), median(writeRatios).toFixed(2), '≥ 0.95'],
-    ['primary CPU per page (µs)', median(cpu.replica).toFixed(0), median(cpu.alone).toFixed(0), (median(cpu.replica) / median(cpu.alone)).toFixed(2), 'what a second machine buys']
+    ['primary CPU per page (µs)', median(cpu.replica).toFixed(1), median(cpu.alone).toFixed(1), (median(cpu.replica) / median(cpu.alone)).toFixed(2), 'what a second machine buys']
   ])
 }
 

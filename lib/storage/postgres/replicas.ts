@@ -184,18 +184,15 @@ export function replicaReads ({ primary, replicas: given, maxReplicaLag, page, i
     timer.unref()
   }
 
-  // Writes done at once share one read of the primary's position, sent after each of them committed.
-  let reading: Promise<string> | undefined
-  let nextRead: Promise<string> | undefined
-  function readPosition (): Promise<string> {
-    reading = (async () => {
-      const id = await systemOf()
-      const [row] = await primary<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn', [])
-      return tokenOf(id, lsnOf(row!.lsn))
-    })()
-    const done = reading
-    done.then(() => { if (reading === done) reading = undefined }, () => { if (reading === done) reading = undefined })
-    return done
+  // Writes that end in one turn of the event loop share one read of the primary's position, sent
+  // after that turn: after each of them committed.
+  let batch: Promise<string> | undefined
+  async function readPosition (): Promise<string> {
+    await new Promise(resolve => setImmediate(resolve))
+    batch = undefined
+    const id = await systemOf()
+    const [row] = await primary<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn', [])
+    return tokenOf(id, lsnOf(row!.lsn))
   }
 
   /** A page through `run`, with how far its view had got: `at` the position function of that server. */
@@ -217,15 +214,7 @@ export function replicaReads ({ primary, replicas: given, maxReplicaLag, page, i
       schedule()
     },
     sample,
-    position () {
-      if (nextRead !== undefined) return nextRead
-      if (reading === undefined) return readPosition()
-      const next = nextRead = reading.then(() => undefined, () => undefined).then(() => {
-        nextRead = undefined
-        return readPosition()
-      })
-      return next
-    },
+    position: () => batch ?? (batch = readPosition()),
     wellFormed: token => TOKEN.test(token),
     settled (token) {
       const lsn = parseToken(token)?.lsn
