@@ -375,10 +375,12 @@ const parts = {
   'change-storage': () => runScript('change-storage.ts', { storages: true }),
   changes: () => runScript('changes.ts', { storages: true }),
   telemetry: () => runScript('telemetry.ts', { storages: true }),
-  stream: () => runScript('stream.ts')
+  stream: () => runScript('stream.ts'),
+  replicas: () => runScript('replicas.ts')
 }
 // The soak is a check, not a figure, and kills connections on the server, scale-pg and scale-mysql
-// fill a million orders (desk too, and drives Chromium), and instructions runs every server under valgrind: they run only when asked for.
+// fill a million orders (desk too, and drives Chromium), instructions runs every server under valgrind,
+// and replicas starts PostgreSQL clusters of its own: they run only when asked for.
 const chosen = flags.only === undefined ? ['http', 'request-work', 'custom-fields', 'guards', 'changes', 'store', 'feed', 'webhooks', 'telemetry'] : [flags.only]
 for (const [index, part] of chosen.entries()) {
   if (!Object.hasOwn(parts, part)) throw new Error(`unknown part ${part}; use ${Object.keys(parts).join(', ')}`)

@@ -37,6 +37,10 @@ export const USAGE = `Usage: npm run bench -- [options]
                      guard against none, memory and each --storage), changes (a changeOrder of two
                      actions against updateOrderStatus, and createOrder, getOrderList and
                      updateOrderStatus with changes on against off; memory and each --storage) or
+                     replicas (a PostgreSQL 15 primary and a standby 0.5 s behind, started by the
+                     benchmark: pages the standby serves under 1,000 customers, each page after a
+                     caller's write checked, pages and writes with the standby against without, and
+                     the primary's CPU per page) or
                      change-storage (the storage's replace of a change of two actions with its claim
                      against a move's, each --storage) or instructions (instructions per request
                      counted by valgrind's callgrind, which other work on the machine does not move:

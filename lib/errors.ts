@@ -13,6 +13,8 @@ export const codes = {
   ORDER_INVALID_OPTIONS: createError('ORDER_INVALID_OPTIONS', 'fastify-order: %s', 500, TypeError),
   ORDER_INVALID_CURSOR: createError('ORDER_INVALID_CURSOR', 'The cursor is malformed or was issued for another filter or order', 400),
   ORDER_INVALID_IDEMPOTENCY_KEY: createError('ORDER_INVALID_IDEMPOTENCY_KEY', 'The Idempotency-Key header must be %s', 400),
+  /** An `order-consistency` header (or `app.orders.list`'s `consistency`) not in the form of a token; a token of another database is no error. */
+  ORDER_INVALID_CONSISTENCY: createError('ORDER_INVALID_CONSISTENCY', 'The order-consistency header is not a token this service issued', 400),
   ORDER_TOTAL_TOO_LARGE: createError('ORDER_TOTAL_TOO_LARGE', 'The order total exceeds %s minor units', 400),
   ORDER_FORBIDDEN: createError('ORDER_FORBIDDEN', 'Not allowed to %s', 403),
   ORDER_NOT_FOUND: createError('ORDER_NOT_FOUND', 'Order "%s" not found', 404),

@@ -106,4 +106,4 @@ export type { FeedHealth } from './feed/feed-stall.js'
 export type {
   OrderEventContext, OrderEventHandler, SubscribeOptions, SubscriptionStatus, SubscriptionLag, RetryPolicy, DeadLetter, DeadLetterPage
 } from './subscriptions/subscriptions.js'
-export type { OrderStorage, JoinedStorage, CreateResult, IdempotencyClaim, StorageListQuery, ChangesCapability } from './storage/order-storage.js'
+export type { OrderStorage, JoinedStorage, CreateResult, IdempotencyClaim, StorageListQuery, ChangesCapability, ReplicaReads, ReplicaStatus, ReadView, ViewedPage } from './storage/order-storage.js'

@@ -18,7 +18,7 @@ import type {
 } from './http/schemas.js'
 import type { ChangesConfig } from './orders/change-options.js'
 import { checkScope } from './orders/scope.js'
-import { hasCapability, storageMethods, type ChangesCapability, type JoinedStorage, type OrderStorage } from './storage/order-storage.js'
+import { hasCapability, storageMethods, type ChangesCapability, type JoinedStorage, type OrderStorage, type ReplicaReads, type ReplicaStatus } from './storage/order-storage.js'
 import { unavailableOnFailure } from './storage/unavailable.js'
 import { createSubscriptions, type DeadLetterPage, type OrderEventHandler, type SubscribeOptions, type Subscriptions, type SubscriptionStatus } from './subscriptions/subscriptions.js'
 import { assertValid, compileStrict, forCaller, validationError, type Validate } from './http/validation.js'
@@ -75,6 +75,8 @@ export interface OrderService {
   deadLetters: (name: string, query?: DeadLettersQuery) => Promise<DeadLetterPage>
   /** Puts dead letters of `name` (those of `eventIds`, or all) back to be delivered with a fresh schedule; how many it found. */
   redeliver: (name: string, query?: RedeliverQuery) => Promise<{ count: number }>
+  /** How each replica of the storage is doing, in the order given (none without replicas): for health checks. */
+  replicas: () => ReplicaStatus[]
 }
 
 export interface OrderServiceConfig {
@@ -150,13 +152,14 @@ function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, tel
       // Spread defines own properties, so a "__proto__" metadata key stays data.
       const own = fields.own({ ...input, items: input.items.map(item => ({ ...item })), metadata: { ...input.metadata } })
       const scope = checkScope(options?.scope, 'the scope option of app.orders.create')
-      const { order } = await rules.create(own, { scope, idempotencyKey: options?.idempotencyKey }).catch(asInput)
+      const { order } = await rules.create(own, { scope, idempotencyKey: options?.idempotencyKey, onConsistency: onConsistencyOf(options) }).catch(asInput)
       span.setOrderId(order.id)
       return freeze.order(order)
     }),
     list: (query = {}, options) => telemetry.span('order.list', async () => {
       assertValid<ListOrdersQuery>(validateList, query, 'query')
-      const result = await rules.list(query, { scope: checkScope(options?.scope, 'the scope option of app.orders.list') }).catch(asQuery)
+      const scope = checkScope(options?.scope, 'the scope option of app.orders.list')
+      const result = await rules.list(query, { scope, consistency: options?.consistency, primary: options?.primary }).catch(asQuery)
       result.items.forEach(freeze.order)
       return result
     }),
@@ -172,7 +175,8 @@ function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, tel
     updateStatus: (input, options) => telemetry.span('order.update_status', async span => {
       assertValid<UpdateOrderStatusInput>(validateUpdate, input, 'input')
       const scope = checkScope(options?.scope, 'the scope option of app.orders.updateStatus')
-      return freeze.order(await rules.updateStatus(fields.own({ ...input }), { scope, found: order => { span.setOrderId(order.id) } }).catch(asInput))
+      const onConsistency = onConsistencyOf(options)
+      return freeze.order(await rules.updateStatus(fields.own({ ...input }), { scope, onConsistency, found: order => { span.setOrderId(order.id) } }).catch(asInput))
     }),
     change: (input, options) => telemetry.span('order.change', async span => {
       if (!changesOn) throw new codes.ORDER_INVALID_OPTIONS('app.orders.change needs the changes option: register the plugin with changes: true')
@@ -180,9 +184,31 @@ function callsOf (rules: OrderRules, { validatorOf, schemas, fields, freeze, tel
       const scope = checkScope(options?.scope, 'the scope option of app.orders.change')
       // A copy: the applied actions are stored in the order's changes, and share nothing with the caller.
       const own = { ...input, actions: input.actions.map(action => action.type === 'addItem' ? { ...action, item: fields.own({ ...action.item }) } : { ...action }) }
-      const { order } = await rules.change(own, { scope, idempotencyKey: options?.idempotencyKey, found: order => { span.setOrderId(order.id) } }).catch(asInput)
+      const { order } = await rules.change(own, { scope, idempotencyKey: options?.idempotencyKey, onConsistency: onConsistencyOf(options), found: order => { span.setOrderId(order.id) } }).catch(asInput)
       return freeze.order(order) as OrderWithChanges
     })
+  }
+}
+
+/** The `onConsistency` option of a write of app.orders, checked. */
+function onConsistencyOf (options: OrderCallOptions | undefined): OrderCallOptions['onConsistency'] {
+  const onConsistency = options?.onConsistency
+  if (onConsistency !== undefined && typeof onConsistency !== 'function') throw new codes.ORDER_INVALID_OPTIONS('the onConsistency option of app.orders must be a function (token) => void')
+  return onConsistency
+}
+
+/** The storage's replica reads, counted by where each page was read (and told to the page's span); failures are 503. */
+function countedReads (reads: ReplicaReads | undefined, telemetry: Telemetry): ReplicaReads | undefined {
+  if (reads === undefined) return undefined
+  const { list } = unavailableOnFailure(reads, ['list'])
+  return {
+    ...reads,
+    position: unavailableOnFailure(reads, ['position']).position,
+    async list (query, view) {
+      const page = await list(query, view)
+      telemetry.read(page.replica)
+      return page
+    }
   }
 }
 
@@ -293,8 +319,9 @@ export function createOrderService (config: OrderServiceConfig) {
   const claimsOf = (orders: Partial<ChangesCapability>) => changes === undefined
     ? {}
     : unavailableOnFailure((orders.readChangeClaim === undefined ? storage : orders) as ChangesCapability, ['readChangeClaim'])
-  const rulesOf = (orders: Pick<OrderStorage, 'create' | 'get' | 'list' | 'replace'> & Partial<ChangesCapability>, changed: (event: OrderEvent) => Promise<void> | void) =>
+  const rulesOf = (orders: Pick<OrderStorage, 'create' | 'get' | 'list' | 'replace'> & Partial<ChangesCapability>, changed: (event: OrderEvent) => Promise<void> | void, reads?: ReplicaReads) =>
     orderRules({
+      reads,
       storage: { ...unavailableOnFailure(orders, ['create', 'get', 'list', 'replace']), ...claimsOf(orders) },
       workflow,
       fields,
@@ -306,7 +333,10 @@ export function createOrderService (config: OrderServiceConfig) {
     })
 
   // Outside a transaction the change is committed: the listeners run before the caller gets the order.
-  const rules = rulesOf(storage, stored)
+  // Pages may come from replicas only here: a host's transaction reads and writes on its own client.
+  const rules = rulesOf(storage, stored, countedReads(storage.replicas, telemetry))
+  const replicas = () => storage.replicas?.health() ?? []
+  telemetry.observeReplicaLag(replicas)
 
   const closing = new AbortController()
 
@@ -340,7 +370,8 @@ export function createOrderService (config: OrderServiceConfig) {
     },
     subscriptions: () => subscriptions?.subscriptions() ?? [],
     feedHealth,
-    ...deadLetterCallsOf(subscriptions, validatorOf, schemas)
+    ...deadLetterCallsOf(subscriptions, validatorOf, schemas),
+    replicas
   }
 
   return {
@@ -355,6 +386,7 @@ export function createOrderService (config: OrderServiceConfig) {
     /** Stops the subscriptions after their handlers in flight, and waits for a purge under way. */
     async close () {
       closing.abort()
+      storage.replicas?.close()
       telemetry.close()
       await stallWatch.close()
       await subscriptions?.close()

@@ -328,13 +328,14 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     }]
   }, async (request, reply) => {
     const scope = scopeOf === undefined ? undefined : await scopeOf(request, reply, 'getOrderList')
-    return scope === refused ? reply : inSpan(request, () => rules.list(request.body, { scope }))
+    const consistency = request.headers['order-consistency'] as string | undefined
+    return scope === refused ? reply : inSpan(request, () => rules.list(request.body, { scope, consistency }))
   })
 
   app.post('/order/createOrder', { ...common, ...traced('order.create'), schema: route.createOrder, validatorCompiler: validatorOf(schemas.CreateOrderBody) }, async (request, reply) => {
     const scope = scopeOf === undefined ? undefined : await scopeOf(request, reply, 'createOrder')
     if (scope === refused) return reply
-    const result = await inSpan(request, () => rules.create(request.body, { scope, idempotencyKey: request.headers['idempotency-key'] }))
+    const result = await inSpan(request, () => rules.create(request.body, { scope, idempotencyKey: request.headers['idempotency-key'], onConsistency: consistentReply(reply) }))
     spanOf(request)?.setOrderId(result.order.id)
     if (result.replayed) reply.header('idempotent-replayed', 'true')
     return answer(reply.code(201), result.order)
@@ -345,7 +346,7 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     // order.id only once the order is found: an id naming no order is a client's text.
     const found = (order: { id: string }) => { spanOf(request)?.setOrderId(order.id) }
     if (scope === refused) return reply
-    return answer(reply, await inSpan(request, () => rules.updateStatus(request.body, { scope, found })))
+    return answer(reply, await inSpan(request, () => rules.updateStatus(request.body, { scope, found, onConsistency: consistentReply(reply) })))
   })
 
   if (options.stream !== undefined) {
@@ -368,10 +369,15 @@ export async function orderRoutes (fastify: FastifyInstance, options: OrderRoute
     const scope = scopeOf === undefined ? undefined : await scopeOf(request, reply, 'changeOrder')
     if (scope === refused) return reply
     const found = (order: { id: string }) => { spanOf(request)?.setOrderId(order.id) }
-    const result = await inSpan(request, () => rules.change(request.body, { scope, idempotencyKey: request.headers['idempotency-key'], found }))
+    const result = await inSpan(request, () => rules.change(request.body, { scope, idempotencyKey: request.headers['idempotency-key'], found, onConsistency: consistentReply(reply) }))
     if (result.replayed) reply.header('idempotent-replayed', 'true')
     return answer(reply, result.order)
   })
+}
+
+/** Over replicas, a write's answer carries its token, which getOrderList takes back from any instance. */
+function consistentReply (reply: FastifyReply): (token: string) => void {
+  return token => { reply.header('order-consistency', token) }
 }
 
 /** Response serializers by the text of their schema and of the shared schemas it names. */

@@ -4,8 +4,10 @@ import { order as limits } from '../limits.js'
 import type { OrderPosition } from './position.js'
 import type { PageFilter } from '../http/schemas.js'
 
-// Version 1 is "1.<createdAt>.<check>.<id>". The id comes last, so it may hold any character.
-const CURSOR = new RegExp(`^1\\.([+-]?\\d{4,6}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z)\\.([\\da-z]{10})\\.(.{1,${limits.idLength}})$`, 's')
+// Version 1 is "1.<createdAt>.<check>.<id>"; version 2, "2.<view>.<createdAt>.<check>.<id>", also carries how
+// far the view that listed the page had got (a storage's token: visible ASCII without "."). The id comes
+// last, so it may hold any character.
+const CURSOR = new RegExp(`^(?:1|2\\.([!-\\-/-~]{1,64}))\\.([+-]?\\d{4,6}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z)\\.([\\da-z]{10})\\.(.{1,${limits.idLength}})$`, 's')
 
 // FNV-1a over length-prefixed fields, so no two queries and positions give one input.
 function mixText (hash: number, text: string | undefined, prime: number): number {
@@ -56,20 +58,27 @@ function checkOf (order: string, filter: PageFilter, createdAt: string, id: stri
   return lane(order, filter, later, createdAt, id, 0x811c9dc5, 0x01000193) + lane(order, filter, later, createdAt, id, 0x050c5d1f, 0x5bd1e995)
 }
 
-/** The cursor of the page after `position`, for the order and canonical filter that listed it. */
-export function encodeCursor ({ createdAt, id }: OrderPosition, order: string, filter: PageFilter): string {
-  return `1.${createdAt}.${checkOf(order, filter, createdAt, id)}.${id}`
+/** Where a page starts, and how far the view of the page before had got (a storage's token), when it says. */
+export type CursorPosition = OrderPosition & { view?: string }
+
+/**
+ * The cursor of the page after `position`, for the order and canonical filter that listed it; with
+ * `view` (a storage's token of how far that page's view had got), bound to it too.
+ */
+export function encodeCursor ({ createdAt, id }: OrderPosition, order: string, filter: PageFilter, view?: string): string {
+  if (view === undefined) return `1.${createdAt}.${checkOf(order, filter, createdAt, id)}.${id}`
+  return `2.${view}.${createdAt}.${checkOf(order, filter, createdAt, `${view}.${id}`)}.${id}`
 }
 
 /** Reads a cursor issued by `encodeCursor` for the same order and filter; anything else is ORDER_INVALID_CURSOR. */
-export function decodeCursor (cursor: string, order: string, filter: PageFilter): OrderPosition {
+export function decodeCursor (cursor: string, order: string, filter: PageFilter): CursorPosition {
   const fields = CURSOR.exec(cursor)
   if (fields !== null) {
-    const [, createdAt, check, id] = fields as unknown as [string, string, string, string]
+    const [, view, createdAt, check, id] = fields as unknown as [string, string | undefined, string, string, string]
     // A real instant, spelled as stored timestamps are (the spelling toISOString gives).
     const time = Date.parse(createdAt)
-    if (!Number.isNaN(time) && new Date(time).toISOString() === createdAt && check === checkOf(order, filter, createdAt, id)) {
-      return { createdAt, id }
+    if (!Number.isNaN(time) && new Date(time).toISOString() === createdAt && check === checkOf(order, filter, createdAt, view === undefined ? id : `${view}.${id}`)) {
+      return view === undefined ? { createdAt, id } : { createdAt, id, view }
     }
   }
   throw new codes.ORDER_INVALID_CURSOR()

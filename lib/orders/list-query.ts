@@ -1,6 +1,5 @@
 // A getOrderList query made canonical: defaults filled, lists sorted, instants spelled as stored, the cursor read.
-import { decodeCursor } from './cursor.js'
-import type { OrderPosition } from './position.js'
+import { decodeCursor, type CursorPosition } from './cursor.js'
 import type { ListOrdersQuery, PageFilter } from '../http/schemas.js'
 import { validationError } from '../http/validation.js'
 
@@ -21,8 +20,8 @@ export interface PageQuery {
   /** The canonical filter, without scope: what the cursor of the next page is bound to. */
   filter: PageFilter
   order: 'asc' | 'desc'
-  /** Where the page starts: the position of the cursor. */
-  after: OrderPosition | undefined
+  /** Where the page starts: the position of the cursor (and how far the view of the page before had got). */
+  after: CursorPosition | undefined
   /** How many orders the page holds at most. */
   limit: number
 }

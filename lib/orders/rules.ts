@@ -10,7 +10,8 @@ import { page } from '../limits.js'
 import { readListQuery } from './list-query.js'
 import type { ChangeOrderInput, CreateOrderInput, ListOrdersQuery, NewOrder, Order, OrderPage, OrderWithChanges, StatusChange, UpdateOrderStatusInput } from '../http/schemas.js'
 import { inScope, type OrderScope } from './scope.js'
-import type { ChangesCapability, IdempotencyClaim, OrdersCapability, StorageListQuery } from '../storage/order-storage.js'
+import type { ChangesCapability, IdempotencyClaim, OrdersCapability, ReplicaReads, StorageListQuery } from '../storage/order-storage.js'
+import { floorsOver } from './consistency.js'
 import { runGuard, type TransitionMove } from './guards.js'
 import { applyChange, cancelledAll, NONE, totalOf, withLedger, withoutEmptyLedger } from './changes.js'
 import { runChangeGuard, type ChangesConfig, type OrderChangeProposal } from './change-options.js'
@@ -23,6 +24,12 @@ export interface OrderCallOptions {
   idempotencyKey?: string | undefined
   /** updateStatus and change: told of the order once found in scope, so telemetry names only an order that exists. */
   found?: ((order: Order) => void) | undefined
+  /** list, over replicas: a token of `onConsistency` (from any instance) that the page must include. */
+  consistency?: string | undefined
+  /** list, over replicas: read from the primary. */
+  primary?: boolean | undefined
+  /** create, updateStatus and change, over replicas: given the token of the write once it committed. */
+  onConsistency?: ((token: string) => void) | undefined
 }
 
 /** The operations, on input that has passed the schemas and a scope that has been checked. */
@@ -58,6 +65,8 @@ export interface OrderRulesConfig {
   changed: (event: OrderEvent) => Promise<void> | void
   /** The `changes` option; undefined while changes are off. */
   changes: ChangesConfig | undefined
+  /** Pages from replicas (its failures already ORDER_STORAGE_UNAVAILABLE); undefined without replicas. */
+  reads?: ReplicaReads | undefined
 }
 
 // The filters a scope fixes.
@@ -121,8 +130,17 @@ function newOrderOf (input: CreateOrderInput, scope: OrderScope | undefined, ini
   return order
 }
 
-export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, idempotencyTtl, changed, changes }: OrderRulesConfig): OrderRules {
+export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, idempotencyTtl, changed, changes, reads }: OrderRulesConfig): OrderRules {
   const defaultLimit = Math.min(page.defaultSize, maxPageSize)
+  const floors = reads === undefined ? undefined : floorsOver(reads)
+
+  /** Over replicas: the write's token becomes its scope's floor and is handed to the caller. */
+  async function committed<T> (result: T, { scope, onConsistency }: OrderCallOptions): Promise<T> {
+    if (floors === undefined) return result
+    const token = await floors.wrote(scope)
+    onConsistency?.(token)
+    return result
+  }
   // With changes on, every order read has the ledger, orders stored before they were on included;
   // with them off, an order keeps the ledger it was given while they were on.
   const read: (order: Order) => Order = changes === undefined ? withoutEmptyLedger : withLedger
@@ -139,7 +157,8 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
     return Object.freeze(move)
   }
 
-  async function create (input: CreateOrderInput, { scope, idempotencyKey }: OrderCallOptions = {}) {
+  async function create (input: CreateOrderInput, options: OrderCallOptions = {}) {
+    const { scope, idempotencyKey } = options
     if (idempotencyKey !== undefined) checkIdempotencyKey(idempotencyKey)
     const now = Date.now()
     const order = newOrderOf(input, scope, workflow.initial, now, changes !== undefined)
@@ -154,15 +173,24 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
       // A literal: a spread of the event would take V8's slow path for copying an object.
       const following = changed({ id: event.id, type: 'created', at: event.at, order: result.order })
       if (following !== undefined) await following
-      return { order: result.order, replayed: false }
+      return committed({ order: result.order, replayed: false }, options)
     }
     // The reference is not in the message: Fastify logs it, and a log line carries no client text.
     if ('referenceTaken' in result) throw new codes.ORDER_REFERENCE_TAKEN()
-    return { order: read(replayOf(result, claim!)), replayed: true }
+    return committed({ order: read(replayOf(result, claim!)), replayed: true }, options)
   }
 
-  async function list (query: ListOrdersQuery, { scope }: OrderCallOptions = {}): Promise<OrderPage> {
-    const { filter, order, after, limit } = readListQuery(query, defaultLimit)
+  async function list (query: ListOrdersQuery, { scope, consistency, primary }: OrderCallOptions = {}): Promise<OrderPage> {
+    const { filter, order, after: cursor, limit } = readListQuery(query, defaultLimit)
+    const atLeast = floors?.floorsOf(scope, consistency)
+    let after = cursor
+    if (cursor?.view !== undefined) {
+      // A view only a storage with replicas gives: elsewhere the cursor is only a position.
+      const { view, ...position } = cursor
+      after = position
+      if (reads !== undefined && !reads.wellFormed(view)) throw new codes.ORDER_INVALID_CURSOR()
+      atLeast?.push(view)
+    }
     // One order more than the page, to know whether another page follows.
     const page: StorageListQuery = Object.assign({ order, after, limit: limit + 1 }, filter)
     // The scope is a filter the caller cannot widen: one naming another customer or store finds nothing.
@@ -171,11 +199,14 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
       if (filter[key] !== undefined && filter[key] !== scope[key]) return { items: [], nextCursor: null }
       page[key] = scope[key]
     }
-    const stored = await storage.list(page)
+    let stored: Order[]
+    let view: string | undefined
+    if (atLeast === undefined) stored = await storage.list(page)
+    else ({ orders: stored, position: view } = await reads!.list(page, { atLeast, primary: primary === true }))
     const items = stored.map(read)
     if (items.length <= limit) return { items, nextCursor: null }
     items.length = limit
-    return { items, nextCursor: encodeCursor(items[limit - 1]!, order, filter) }
+    return { items, nextCursor: encodeCursor(items[limit - 1]!, order, filter, view) }
   }
 
   /**
@@ -214,6 +245,11 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
     }
   }
 
+  /** A write through `replaced`, its token handed on once it stored (or answered). */
+  async function replacedThen (...args: Parameters<typeof replaced>): Promise<{ order: Order, replayed: boolean }> {
+    return committed(await replaced(...args), args[2])
+  }
+
   /** The order as the first change with this claim's key left it, ORDER_IDEMPOTENCY_KEY_REUSED for another body, or undefined. */
   async function replayedChange (claim: IdempotencyClaim): Promise<Order | undefined> {
     const live = await storage.readChangeClaim!(claim.key, new Date().toISOString())
@@ -225,7 +261,7 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
   async function updateStatus (input: UpdateOrderStatusInput, options: OrderCallOptions = {}): Promise<Order> {
     const { id, status, expectedVersion, reason } = input
     const { scope } = options
-    const { order } = await replaced(id, expectedVersion, options, async current => {
+    const { order } = await replacedThen(id, expectedVersion, options, async current => {
       // Custom fields change only with a move: a same-status patch that would change them is refused.
       const customFields = fields.patched(current, input)
       if (current.status === status) {
@@ -267,8 +303,8 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
       : claimOf(idempotencyKey, scope, changeFingerprintOf(input), new Date(Date.now() + idempotencyTtl).toISOString(), 'change')
     // A replay answers as the first call did, even when the order moved on since.
     const replay = claim === undefined ? undefined : await replayedChange(claim)
-    if (replay !== undefined) return { order: replay as OrderWithChanges, replayed: true }
-    const { order, replayed } = await replaced(input.id, input.expectedVersion, options, async current => {
+    if (replay !== undefined) return committed({ order: replay as OrderWithChanges, replayed: true }, options)
+    const { order, replayed } = await replacedThen(input.id, input.expectedVersion, options, async current => {
       const stored = current as OrderWithChanges
       const { after, applied } = applyChange(stored, input.actions, settings, { at: changedAt(current), by: scope?.actor, reason: input.reason })
       if (applied.length === 0) return { answer: current }

@@ -233,6 +233,61 @@ export interface ChangesCapability {
   readChangeClaim: (key: string, now: string) => Promise<{ fingerprint: string, order: Order } | undefined>
 }
 
+/** What a replica-aware page read asks for: where it may come from. */
+export interface ReadView {
+  /**
+   * Positions the page must include: tokens of `position()` (the caller's own writes, a client's
+   * `order-consistency` header, the view of the page before). A token of another database: the primary.
+   */
+  atLeast: readonly string[]
+  /** Read from the primary whatever the replicas have. */
+  primary: boolean
+}
+
+/** A page and where it was read. */
+export interface ViewedPage {
+  orders: Order[]
+  /** Whether a replica served it. */
+  replica: boolean
+  /** A token of how far the view that served it had got (at least every token it was asked for). */
+  position: string
+}
+
+/** How one replica is doing, as `app.orders.replicas()` tells it. */
+export interface ReplicaStatus {
+  /** `host:port`, as the lag gauge names it. */
+  name: string
+  /** How far behind the primary it was when last sampled, in ms (0 once it has replayed everything). */
+  lagMs: number
+  /** Whether it serves pages now. */
+  inUse: boolean
+  /** Why it does not, when it failed or is not a standby of this primary. */
+  error?: string
+}
+
+/**
+ * Pages served by replicas of the database, each caller reading its own writes (section 19). Tokens
+ * are the storage's: opaque to the plugin, which only hands them on, at most 64 visible ASCII
+ * characters other than `.`. Only a storage with replicas has it.
+ */
+export interface ReplicaReads {
+  /** A token of a position at or after every write committed before the call. */
+  position: () => Promise<string>
+  /** Whether `token` is in the form of a token (of this database or another). */
+  wellFormed: (token: string) => boolean
+  /** A page from a replica that has every position of `view.atLeast`, or else from the primary. */
+  list: (query: StorageListQuery, view: ReadView) => Promise<ViewedPage>
+  /**
+   * Whether every replica has `token` (a token of `position()`): from then on no page comes from a
+   * replica without it, so the plugin may forget it.
+   */
+  settled: (token: string) => boolean
+  /** Each replica's state, in the order they were given. */
+  health: () => ReplicaStatus[]
+  /** Stops sampling the replicas (the plugin calls it when the app closes). */
+  close: () => void
+}
+
 /** Joining a transaction the host opened, for `app.orders.withTransaction`. */
 export interface TransactionsCapability {
   /** The orders whose statements run on `client`, inside the host's transaction. */
@@ -289,6 +344,8 @@ export interface OrderStorage extends OrdersCapability, Partial<FeedCapability>,
    * Absent: nothing holds the feed back.
    */
   feedHealth?: () => Promise<FeedHealth>
+  /** Pages from replicas, for a storage that has them. */
+  replicas?: ReplicaReads | undefined
 }
 
 /** The methods of each capability, as the plugin checks them at register and the conformance suite does. */
@@ -329,5 +386,8 @@ export function storageProblem (storage: unknown): string | undefined {
   for (const optional of ['init', 'feedHealth']) {
     if (record[optional] !== undefined && typeof record[optional] !== 'function') return `storage.${optional} must be a function when given`
   }
+  const replicas = record.replicas as Record<string, unknown> | undefined
+  const missing = ['position', 'wellFormed', 'list', 'settled', 'health', 'close'].find(method => typeof replicas?.[method] !== 'function')
+  if (replicas !== undefined && missing !== undefined) return `storage.replicas.${missing} must be a function when storage.replicas is given`
   return undefined
 }

@@ -57,7 +57,11 @@ export interface Telemetry {
   observeLag: (read: () => Iterable<SubscriptionLag> | Promise<Iterable<SubscriptionLag>>) => void
   /** Reports how long the feed is held back, in seconds, when the metrics are collected. */
   observeHeldBack: (read: () => number | Promise<number>) => void
-  /** Stops the reports of `observeLag` and `observeHeldBack`. */
+  /** A page was read from a replica (`true`) or the primary: counted, and told to the active span. */
+  read: (replica: boolean) => void
+  /** Reports each replica's lag when the metrics are collected. */
+  observeReplicaLag: (read: () => Iterable<{ name: string, lagMs: number }>) => void
+  /** Stops the reports of `observeLag`, `observeHeldBack` and `observeReplicaLag`. */
   close: () => void
 }
 
@@ -77,6 +81,8 @@ export const noTelemetry: Telemetry = Object.freeze({
   delivered () {},
   observeLag () {},
   observeHeldBack () {},
+  read () {},
+  observeReplicaLag () {},
   close () {}
 } satisfies Telemetry)
 
@@ -142,6 +148,11 @@ function telemetryOf (api: Api, tracing: boolean): Telemetry {
     description: 'How long the oldest open transaction has held the event feed back',
     unit: 's'
   })
+  const reads = meter.createCounter('fastify_order.reads', { description: 'Pages read, by where: the primary or a replica', unit: '{page}' })
+  const replicaLag = meter.createObservableGauge('fastify_order.replica.lag', {
+    description: 'How far a replica is behind the primary: the time since the primary was at the position it has replayed',
+    unit: 's'
+  })
   const observers: Array<[OpenTelemetry.ObservableGauge, OpenTelemetry.ObservableCallback]> = []
   function observe (gauge: OpenTelemetry.ObservableGauge, callback: OpenTelemetry.ObservableCallback): void {
     gauge.addCallback(callback)
@@ -200,6 +211,16 @@ function telemetryOf (api: Api, tracing: boolean): Telemetry {
         try {
           result.observe(await read())
         } catch {}
+      })
+    },
+    read (replica) {
+      reads.add(1, { target: replica ? 'replica' : 'primary' })
+      // The page's span (a route's, or app.orders.list's) is the active one.
+      if (tracing) trace.getActiveSpan()?.setAttribute('db.replica', replica)
+    },
+    observeReplicaLag (read) {
+      observe(replicaLag, result => {
+        for (const { name, lagMs } of read()) result.observe(lagMs / 1000, { replica: name })
       })
     },
     close () {

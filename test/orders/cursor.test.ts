@@ -42,3 +42,13 @@ t.test('a cursor issued before a deploy still reads after it', async t => {
   ]
   for (const [cursor, order, query] of issued) t.same(decodeCursor(cursor, order, query), position, JSON.stringify(query))
 })
+
+t.test('a cursor of a view carries the view, bound to it: another view or a malformed one fails the check', async t => {
+  const position = { createdAt: '2026-11-21T20:24:40.724Z', id: 'ord.with.dots' }
+  const cursor = encodeCursor(position, 'desc', filter, '7301234567890123456-16/B374D848')
+  t.match(cursor, /^2\.7301234567890123456-16\/B374D848\./)
+  t.same(decodeCursor(cursor, 'desc', filter), { ...position, view: '7301234567890123456-16/B374D848' })
+  t.throws(() => decodeCursor(cursor.replace('16/B374D848', '16/B374D849'), 'desc', filter), codes.ORDER_INVALID_CURSOR, 'another view')
+  t.throws(() => decodeCursor(`2.${'x'.repeat(65)}.${cursor.split('.').slice(2).join('.')}`, 'desc', filter), codes.ORDER_INVALID_CURSOR, 'too long a view')
+  t.throws(() => decodeCursor(`2.${cursor.split('.').slice(2).join('.')}`, 'desc', filter), codes.ORDER_INVALID_CURSOR, 'no view')
+})

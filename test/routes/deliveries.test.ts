@@ -53,7 +53,7 @@ t.test('with concurrency, several orders are handled at once, and one order\'s e
 })
 
 t.test('events finished above an unfinished one are recorded, so a successor redelivers only what was in flight', async t => {
-  const storage = await testStorage(t) as Required<OrderStorage>
+  const storage = await testStorage(t) as Required<Omit<OrderStorage, 'replicas'>>
   const app = await appOn(t, storage)
   let release: () => void = () => {}
   const stuck = new Promise<void>(resolve => { release = resolve })

@@ -10,8 +10,9 @@ import { memoryStorage, orderPlugin, type OrderEvent, type OrderPluginOptions } 
 import { failureType } from '../../lib/feed/describe-failure.js'
 import { loadTelemetry, noTelemetry } from '../../lib/telemetry/telemetry.js'
 import { storedOrder, storeOrder } from '../helper.js'
+import { fakeReplicaStorage } from '../fake-replicas.js'
 
-const ALLOWED_ATTRIBUTES = ['order.id', 'order.event.type', 'order.subscription', 'error.type']
+const ALLOWED_ATTRIBUTES = ['order.id', 'order.event.type', 'order.subscription', 'error.type', 'db.replica']
 
 /** Collects on demand what was recorded since the last collection, as a host's exporter would on its interval. */
 class CollectingReader extends MetricReader {
@@ -367,6 +368,24 @@ t.test('with the SDK', async t => {
     const found = await collected()
     t.same(pointsOf(found.get('fastify_order.orders.created')), [[{}, 1]])
     t.same(pointsOf(found.get('fastify_order.feed.held_back')), [[{}, 0]], 'memory storage: nothing holds the feed back')
+  })
+
+  t.test('replicas: order.list spans say db.replica, pages are counted by target, each replica\'s lag is a gauge by host:port', async t => {
+    const fake = fakeReplicaStorage()
+    const { app } = await hostApp({ storage: fake.storage })
+    t.teardown(() => app.close())
+    finishedSpans()
+    await collected()
+    const order = await app.orders.create({ customerId: 'cus_1', currency: 'EUR', items: [{ sku: 'A', quantity: 1, unitPrice: 1 }] })
+    await app.inject({ method: 'POST', url: '/order/getOrderList', payload: {} })
+    fake.settled.add('t1')
+    await app.orders.list({})
+    const lists = finishedSpans().filter(span => span.name === 'order.list')
+    t.same(lists.map(span => span.attributes['db.replica']), [false, true], 'the route\'s page from the primary (its own write), then app.orders\' from the replica')
+    const metrics = await collected()
+    t.same(pointsOf(metrics.get('fastify_order.reads')).sort(), [[{ target: 'primary' }, 1], [{ target: 'replica' }, 1]])
+    t.same(pointsOf(metrics.get('fastify_order.replica.lag')), [[{ replica: 'standby:5432' }, 1.5], [{ replica: 'standby-2:5432' }, 0]])
+    t.ok(order.id)
   })
 
   t.test('a storage without subscriptions reports no lag, and the app still reports the rest', async t => {

@@ -7,7 +7,7 @@ import { memoryOrders } from './memory-orders.js'
  * The embedded default storage: orders live in this process and are gone when it exits.
  * Fine for tests, examples and single-process apps; use a database adapter to keep orders.
  */
-export function memoryStorage (): Required<Omit<OrderStorage, 'init' | 'joinTransaction' | 'feedHealth'>> {
+export function memoryStorage (): Required<Omit<OrderStorage, 'init' | 'joinTransaction' | 'feedHealth' | 'replicas'>> {
   const { append, ...feed } = memoryFeed()
   return { ...memoryOrders(append), ...feed }
 }

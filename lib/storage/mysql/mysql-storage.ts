@@ -55,7 +55,7 @@ const check = optionChecker('mysqlStorage: ', codes.ORDER_INVALID_OPTIONS)
  * of an index; the feed gets positions after commit (sql/sequence-events.ts), so it never skips.
  * `app.orders.withTransaction(connection)` runs the same statements in the host's own transaction.
  */
-export function mysqlStorage (options: MysqlStorageOptions): Required<Omit<OrderStorage, 'feedHealth'>> {
+export function mysqlStorage (options: MysqlStorageOptions): Required<Omit<OrderStorage, 'feedHealth' | 'replicas'>> {
   const mistake = clientMistake('mysqlStorage', options)
   if (mistake !== undefined) throw check.invalid(mistake)
   check.known(options, ['client', 'table'], '{ client: pool }')

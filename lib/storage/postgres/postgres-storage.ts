@@ -1,7 +1,8 @@
 // postgresStorage(): orders in PostgreSQL through pg.Pool, pg.Client or PGlite; atomic by single statements.
 import { codes } from '../../errors.js'
 import { optionChecker } from '../../option-checks.js'
-import type { OrderStorage } from '../order-storage.js'
+import { MAX_INT32 } from '../../limits.js'
+import type { OrderStorage, ReplicaReads } from '../order-storage.js'
 import { clientMistake } from '../storage-mistakes.js'
 import { runnerOf, takesNamedStatements, type PostgresClient } from './client.js'
 import { feedHealthOf } from './sql/feed-health.js'
@@ -23,6 +24,7 @@ import { recordOutcomes } from './sql/record-outcomes.js'
 import { redeliver } from './sql/redeliver.js'
 import { release } from './sql/release.js'
 import { replaceOrder } from './sql/replace-order.js'
+import { replicaName, replicaReads } from './replicas.js'
 import { tablesOf } from './tables.js'
 import { initSchema, upgradeSchema } from './upgrade.js'
 
@@ -50,7 +52,18 @@ export interface PostgresStorageOptions {
    * for a `pg.Pool` or `pg.Client`, false for any other client (PGlite); `false` turns it off.
    */
   prepare?: boolean
+  /**
+   * Hot standbys of `client`'s database, each a `pg.Pool` that reaches exactly one server: pages may
+   * be read from them, each caller reading its own writes; everything else stays on `client`. None by
+   * default.
+   */
+  replicas?: PostgresClient[]
+  /** How far behind the primary (ms) a replica may be and still serve pages. Default: 5 000. */
+  maxReplicaLag?: number
 }
+
+/** The storage postgresStorage makes: every capability, and pages from replicas when it has some. */
+export type PostgresStorage = Required<Omit<OrderStorage, 'replicas'>> & { replicas?: ReplicaReads }
 
 const check = optionChecker('postgresStorage: ', codes.ORDER_INVALID_OPTIONS)
 
@@ -62,18 +75,22 @@ const check = optionChecker('postgresStorage: ', codes.ORDER_INVALID_OPTIONS)
  * and every list page is read from an index. `app.orders.withTransaction(client)` runs the same
  * statements on a client inside the host's own transaction.
  */
-export function postgresStorage (options: PostgresStorageOptions): Required<OrderStorage> {
+export function postgresStorage (options: PostgresStorageOptions): PostgresStorage {
   const mistake = clientMistake('postgresStorage', options)
   if (mistake !== undefined) throw check.invalid(mistake)
-  const record = check.known(options, ['client', 'table', 'prepare'], '{ client: pool }')
+  const record = check.known(options, ['client', 'table', 'prepare', 'replicas', 'maxReplicaLag'], '{ client: pool }')
   const { client, table = 'fastify_orders' } = options
   if (typeof client?.query !== 'function') throw check.invalid('client must be a pg.Pool, a pg.Client or a PGlite, with query(text, params)')
   const prepare = check.oneOf(record, 'prepare', [true, false], takesNamedStatements(client))
   const tables = tablesOf(table)
   const { query, run } = runnerOf(client, prepare)
   const outcomes = transactionOutcomes(tables, query)
-  return {
-    init: () => initSchema(client, query, tables),
+  const replicas = replicasOf(record, client, query, tables)
+  const storage: PostgresStorage = {
+    init: async () => {
+      await initSchema(client, query, tables)
+      await replicas?.start()
+    },
     create: createOrder(tables, run),
     get: getOrder(tables, run),
     list: listOrders(tables, query),
@@ -94,6 +111,27 @@ export function postgresStorage (options: PostgresStorageOptions): Required<Orde
     readChangeClaim: readChangeClaim(tables, run),
     feedHealth: feedHealthOf(tables, query)
   }
+  if (replicas !== undefined) storage.replicas = replicas
+  return storage
+}
+
+/** The replicas option read: undefined without replicas. */
+function replicasOf (record: Record<string, unknown>, client: PostgresClient, query: ReturnType<typeof runnerOf>['query'], tables: ReturnType<typeof tablesOf>) {
+  const maxReplicaLag = check.integer(record, 'maxReplicaLag', { fallback: 5000, min: 0, max: MAX_INT32, unit: ' ms' })
+  const given = record.replicas
+  if (given === undefined) return undefined
+  if (!Array.isArray(given)) throw check.invalid('replicas must be an array of pg.Pool, one per hot standby of the primary client')
+  const seen = new Set<unknown>([client])
+  const replicas = given.map((replica: PostgresClient, index) => {
+    if (typeof replica?.query !== 'function') throw check.invalid(`replicas[${index}] must be a pg.Pool on a hot standby, with query(text, params)`)
+    if (seen.has(replica)) throw check.invalid(`replicas[${index}] is ${replica === client ? 'the primary client' : 'given twice'}; each replica is a pool of its own on one standby`)
+    seen.add(replica)
+    return { name: replicaName(replica) ?? `replica ${index + 1}`, run: runnerOf(replica, false).query }
+  })
+  const names = replicas.map(({ name }) => name)
+  const twice = names.find((name, index) => names.indexOf(name) !== index && !name.startsWith('replica '))
+  if (twice !== undefined) throw check.invalid(`two replicas reach ${twice}; each replica is a pool on one standby of its own`)
+  return replicaReads({ primary: query, replicas, maxReplicaLag, page: (run, listQuery) => listOrders(tables, run)(listQuery) })
 }
 
 /**
