@@ -374,7 +374,8 @@ const parts = {
   guards: () => runScript('guards.ts', { storages: true }),
   'change-storage': () => runScript('change-storage.ts', { storages: true }),
   changes: () => runScript('changes.ts', { storages: true }),
-  telemetry: () => runScript('telemetry.ts', { storages: true })
+  telemetry: () => runScript('telemetry.ts', { storages: true }),
+  stream: () => runScript('stream.ts')
 }
 // The soak is a check, not a figure, and kills connections on the server, scale-pg and scale-mysql
 // fill a million orders (desk too, and drives Chromium), and instructions runs every server under valgrind: they run only when asked for.

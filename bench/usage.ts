@@ -21,7 +21,9 @@ export const USAGE = `Usage: npm run bench -- [options]
                      on memory against the same job by hand, in process), custom-fields
                      (createOrder with custom fields against without,
                      memory storage, and the same pair on bare Fastify), store (page cost and heap
-                     per order), feed (events read per second, subscription latency) or soak
+                     per order), feed (events read per second, subscription latency), stream
+                     (an event's latency to each of 10 and 1,000 open event streams, and the feed
+                     reads they cost; run only when asked for) or soak
                      (events under load while PostgreSQL kills connections; needs DATABASE_URL) or
                      scale-pg (page cost at 10,000 and 1,000,000 orders with a skewed spread, on the
                      server at DATABASE_URL, else PGlite) or scale-mysql (the same on MySQL, page

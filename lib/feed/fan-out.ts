@@ -212,13 +212,12 @@ export function createFanOut (options: FanOutOptions): FanOut {
         for (const each of clients) each.heartbeat()
       }, options.heartbeat)
       const from = after === undefined ? now() : Promise.resolve(after)
+      // follow() never rejects: a failed read ends its stream.
       from.then(place => {
         if (!clients.has(client)) return
         client.ready()
         return follow(client, place)
-      }).catch(/* c8 ignore next */ err => {
-        log.error({ err: loggableFailure(err) }, 'fastify-order: an event stream failed')
-      })
+      }, undefined)
     },
     leave (client) {
       clients.delete(client)

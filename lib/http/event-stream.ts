@@ -74,9 +74,8 @@ export function eventStreamRoute (app: FastifyInstance, options: EventStreamOpti
       throw new codes.ORDER_STREAM_FULL(maxClients)
     }
     const { scope } = decided
-    // Header and query may repeat; the first of each, and the header before the query (EventSource reconnects with the header).
-    const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value) || undefined
-    const after = first(request.headers['last-event-id']) ?? first((request.query as { after?: string | string[] }).after)
+    // The header before the query: EventSource reconnects with the header, to the address it was given.
+    const after = (request.headers['last-event-id'] as string | undefined) || (request.query as { after?: string }).after || undefined
 
     reply.hijack()
     const raw = reply.raw

@@ -93,6 +93,26 @@ t.test('streams resumed from far back read their own pages, then join the reader
   t.same(live.ids, feed.events.slice(100).map(event => event.id))
 })
 
+t.test('a stream resumed from an event the reader has not read yet waits for it, then joins', async t => {
+  const feed = fakeFeed()
+  const fanOut = fanOutOf(feed, { pollInterval: 60_000 })
+  t.teardown(() => fanOut.close())
+  const live = recorder()
+  fanOut.open(live.feedClient)
+  await eventually('the live stream has its place', () => live.ready)
+  // Stored by another instance: the reader sees it at its next poll, the resumed stream at its own read.
+  feed.add(1)
+  const resumed = recorder()
+  fanOut.open(resumed.feedClient, feed.events[0]!.id)
+  await new Promise(resolve => setTimeout(resolve, 20))
+  fanOut.wake()
+  await eventually('the live stream has the event', () => live.ids.length === 1)
+  feed.add(1)
+  fanOut.wake()
+  await eventually('both have the next event', () => live.ids.length === 2 && resumed.ids.length === 1)
+  t.same(resumed.ids, [feed.events[1]!.id])
+})
+
 t.test('the reader stops with its last stream and starts again where it was, silently, with the next', async t => {
   const feed = fakeFeed()
   const fanOut = fanOutOf(feed)
@@ -183,6 +203,10 @@ t.test('a stream that leaves while it catches up reads no further; one opened af
   const fanOut = fanOutOf(feed, {
     read: async (after, limit) => {
       if (after === feed.events[0]!.id) await gate
+      if (after === feed.events[1]!.id) {
+        await gate
+        throw new Error('database down')
+      }
       return feed.read(after, limit)
     }
   })
@@ -190,12 +214,16 @@ t.test('a stream that leaves while it catches up reads no further; one opened af
   fanOut.open(live.feedClient)
   await eventually('the live stream has its place', () => live.ready)
   const leaving = recorder()
+  const failing = recorder()
   fanOut.open(leaving.feedClient, feed.events[0]!.id)
+  fanOut.open(failing.feedClient, feed.events[1]!.id)
   await new Promise(resolve => setTimeout(resolve, 20))
   fanOut.leave(leaving.feedClient)
+  fanOut.leave(failing.feedClient)
   release()
   await new Promise(resolve => setTimeout(resolve, 20))
   t.same(leaving.ids, [], 'nothing delivered after it left')
+  t.notOk(failing.ended, 'a read that fails after its stream left ends nothing more')
   await fanOut.close()
   t.ok(live.ended, 'close ends the open streams')
   const late = recorder()

@@ -20,7 +20,8 @@ const optionSets: Array<[string, OrderPluginOptions]> = [
   ['the default options', {}],
   ['a custom workflow', { workflow: { initial: 'new', transitions: { new: ['done', 'void'], done: [], void: [] } }, maxItems: 5, prefix: '/api' }],
   ['custom fields on orders and items', { customFields: { order: Shipping, item: Gift } }],
-  ['changes with their route', { changes: { route: true } }]
+  ['changes with their route', { changes: { route: true } }],
+  ['the event stream', { stream: true }]
 ]
 // Redocly's smallest ruleset, built in: no configuration file and no network.
 const minimal = createConfig({ extends: ['minimal'] })

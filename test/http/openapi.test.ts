@@ -204,3 +204,19 @@ t.test('with changes off, or on without the route, no operation, shape or filter
   t.notOk('balance' in off.components.schemas.Order!.properties, 'no ledger with changes off')
   t.notMatch(JSON.stringify(off), /changeOrder|balance|payments/, 'nothing of changes in the document')
 })
+
+t.test('with the stream on, GET /order/events is documented as text/event-stream with its 403 and 503 ORDER_STREAM_FULL', async t => {
+  const app = await appOf(t, { stream: true, prefix: '/api' })
+  const document = app.swagger() as unknown as { paths: Record<string, Record<string, Operation>> }
+  const operation = document.paths['/api/order/events']!.get!
+  t.equal(operation.operationId, 'streamEvents')
+  t.same(operation.tags, ['orders'])
+  t.match(operation.description, /Last-Event-ID/)
+  t.same(operation.parameters?.map(({ in: where, name }) => `${where} ${name}`).sort(), ['header last-event-id', 'query after'])
+  t.same(Object.keys(operation.responses['200']!.content), ['text/event-stream'])
+  t.same(Object.keys(operation.responses).sort(), ['200', '403', '503'])
+  const examples = Object.values((operation.responses['503']!.content['application/json'] as { examples: Record<string, { value: { code: string } }> }).examples)
+  t.same(examples.map(example => example.value.code), ['ORDER_STREAM_FULL'])
+  const without = await appOf(t, { prefix: '/api' })
+  t.notOk((without.swagger() as unknown as Document).paths['/api/order/events'], 'no stream, no operation')
+})

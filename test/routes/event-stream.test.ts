@@ -3,7 +3,8 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import type { OrderEvent, OrderPluginOptions } from '../../lib/index.js'
+import Fastify from 'fastify'
+import orderPlugin, { memoryStorage, type OrderEvent, type OrderPluginOptions } from '../../lib/index.js'
 import { buildApp, createOrder, eventually, post, testStorage, waitForEvents } from '../helper.js'
 
 interface Message {
@@ -105,6 +106,23 @@ const byHeaders: OrderPluginOptions['authorize'] = request => {
   if (typeof request.headers['x-store'] === 'string') scope.store = request.headers['x-store']
   return Object.keys(scope).length === 0 ? true : scope
 }
+
+t.test('register refuses a stream option that cannot work, naming what to change', async t => {
+  const { create, get, list, replace, purgeIdempotencyKeys } = memoryStorage()
+  const ordersOnly = { create, get, list, replace, purgeIdempotencyKeys }
+  const cases: Array<[unknown, RegExp, OrderPluginOptions?]> = [
+    ['yes', /stream must be true or an object like \{ maxClients: 1000 \}, got "yes"/],
+    [{ maxClient: 5 }, /unknown option "stream.maxClient"; the options of stream are maxClients, pollInterval, heartbeatInterval/],
+    [{ maxClients: 0 }, /stream.maxClients must be an integer from 1 to 100000, got 0/],
+    [{ pollInterval: 1.5 }, /stream.pollInterval must be an integer from 1 to 60000 ms, got 1.5/],
+    [{ heartbeatInterval: 30_000 }, /stream.heartbeatInterval must be an integer from 1 to 15000 ms, got 30000/],
+    [true, /stream needs a storage with the event feed \(listEvents, purgeEvents\)/, { storage: ordersOnly }]
+  ]
+  for (const [stream, message, options] of cases) {
+    const app = Fastify()
+    await t.rejects(async () => { await app.register(orderPlugin, { ...options, stream } as never).ready() }, { code: 'ORDER_INVALID_OPTIONS', message }, JSON.stringify(stream))
+  }
+})
 
 t.test('without the stream option there is no event stream', async t => {
   const app = await buildApp(t)
