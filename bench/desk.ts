@@ -112,7 +112,7 @@ for (const size of [100, large]) {
 await browser.close()
 await app.close()
 await close()
-console.log(`\nThe desk on ${where}: the list of 20 drawn after navigation (target ≤ 1000 ms) a move from Confirm to the updated page (target ≤ 300 ms), and an order created in process to its row on the open list (target ≤ 2000 ms), medians of ${RUNS}`)
+console.log(`\nThe desk on ${where}: the list of 20 drawn after navigation (target ≤ 1000 ms), a move from Confirm to the updated page (target ≤ 300 ms), and an order created in process to its row on the open list (target ≤ 2000 ms), medians of ${RUNS}`)
 printTable(['store', 'list drawn', 'move', 'live'], drawn)
 
 // 2. The three data routes with the desk on against off, on memory, in alternating rounds (autocannon in this process for both).

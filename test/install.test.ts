@@ -22,7 +22,7 @@ t.test('npm install <folder> builds the package, and a fresh host imports it, re
   // checkout must not stand in for the one under test), the dependencies (the checkout's, linked).
   const source = join(folder, 'fastify-order')
   mkdirSync(source)
-  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'lib', 'README.md', 'LICENSE']) {
+  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'lib', 'desk-src', 'scripts', 'README.md', 'LICENSE']) {
     cpSync(join(root, entry), join(source, entry), { recursive: true })
   }
   symlinkSync(join(root, 'node_modules'), join(source, 'node_modules'), 'dir')
@@ -34,9 +34,10 @@ t.test('npm install <folder> builds the package, and a fresh host imports it, re
     "import Fastify from 'fastify'",
     "import orderPlugin from 'fastify-order'",
     'const app = Fastify()',
-    'await app.register(orderPlugin)',
+    'await app.register(orderPlugin, { desk: true })',
     "const response = await app.inject({ method: 'POST', url: '/order/createOrder', payload: { customerId: 'cus_42', currency: 'EUR', items: [{ sku: 'A-1', quantity: 2, unitPrice: 1250 }] } })",
-    'console.log(JSON.stringify({ status: response.statusCode, order: response.json() }))',
+    "const desk = await app.inject({ method: 'GET', url: '/order/desk' })",
+    'console.log(JSON.stringify({ status: response.statusCode, order: response.json(), desk: desk.statusCode }))',
     'await app.close()'
   ].join('\n'))
 
@@ -47,7 +48,8 @@ t.test('npm install <folder> builds the package, and a fresh host imports it, re
   t.ok(existsSync(join(source, 'dist', 'index.js')), 'prepare built dist/')
 
   const { stdout } = await run(process.execPath, ['app.js'], { cwd: host, env })
-  const { status, order } = JSON.parse(stdout) as { status: number, order: { total: number, status: string } }
+  const { status, order, desk } = JSON.parse(stdout) as { status: number, order: { total: number, status: string }, desk: number }
   t.equal(status, 201)
+  t.equal(desk, 200, 'the desk\'s page was built into the package')
   t.match(order, { total: 2500, status: 'pending' })
 })

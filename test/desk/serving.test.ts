@@ -98,7 +98,7 @@ t.test('the desk turns the event stream on, even where stream is false', async t
   t.ok(app.hasRoute({ method: 'GET', url: '/order/events' }), 'its options kept')
 })
 
-t.test('a storage without the event feed cannot serve the desk, and register says so', async t => {
+t.test('a storage without the event feed cannot serve the desk or the stream, and register says so', async t => {
   const { memoryStorage } = await import('../../lib/index.js')
   const storage = memoryStorage()
   // The orders' methods alone, as a storage written before the feed has them.
@@ -107,6 +107,10 @@ t.test('a storage without the event feed cannot serve the desk, and register say
   t.teardown(() => app.close())
   await t.rejects(async () => { await app.register(orderPlugin, { desk: true, storage: withoutFeed as never }).ready() },
     { code: 'ORDER_INVALID_OPTIONS', message: /the desk needs the event stream, which needs a storage with the event feed .*turn the desk off/ })
+  const streamOnly = Fastify()
+  t.teardown(() => streamOnly.close())
+  await t.rejects(async () => { await streamOnly.register(orderPlugin, { stream: true, storage: withoutFeed as never }).ready() },
+    { code: 'ORDER_INVALID_OPTIONS', message: /^fastify-order: stream needs a storage with the event feed .*turn stream off/ })
 })
 
 t.test('desk.hooks run on the page, its settings and its assets; the data routes keep their own', async t => {
