@@ -1,5 +1,7 @@
 // One headless Chromium for every browser test of the desk, started at the first use and closed when the process's tests end.
-import { existsSync } from 'node:fs'
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import tap, { type Test } from 'tap'
 import { chromium, type Browser, type Page } from 'playwright-core'
@@ -58,3 +60,10 @@ export async function violations (page: Page): Promise<string[]> {
   return violations.filter(violation => violation.impact === 'serious' || violation.impact === 'critical')
     .map(violation => `${violation.id}: ${violation.nodes.map(node => node.target.join(' ')).join(', ')}`)
 }
+
+// The README's screenshots: taken on every run, written into docs/ when DESK_SCREENSHOTS=1 asks for them
+// (`npm run screenshots`), else beside the run, so that a test run leaves the checkout as it was.
+const shots = process.env.DESK_SCREENSHOTS === '1' ? new URL('../../docs/', import.meta.url).pathname : mkdtempSync(join(tmpdir(), 'desk-screenshots-'))
+
+/** Where the screenshot named `name` (desk-list.png, desk-order.png) goes. */
+export const screenshotPath = (name: string) => join(shots, name)

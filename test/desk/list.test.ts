@@ -1,7 +1,7 @@
 // The desk's list in a real browser, driven by roles and names: columns, search by number, reference and customer, status filters, keyset pages, all kept in the address.
 import t from 'tap'
 import { buildApp, createOrder } from '../helper.js'
-import { listening, newPage, pageErrors, skip, violations, type InPage } from './browser.js'
+import { listening, newPage, pageErrors, screenshotPath, skip, violations, type InPage } from './browser.js'
 
 t.test('the list shows the newest orders with their columns, finds an order by number, reference or customer, filters by status and walks the pages', { skip }, async t => {
   const app = await buildApp(t, { desk: { title: 'Shop desk' } })
@@ -21,7 +21,7 @@ t.test('the list shows the newest orders with their columns, finds an order by n
   t.equal(await page.getByRole('status').filter({ hasText: 'orders' }).textContent(), 'Showing 20 orders')
   t.match(await table.getByRole('row').nth(1).textContent(), `#${byReference.number}`, 'newest first')
   t.same(await violations(page), [], 'no serious or critical axe-core violation on the list')
-  await page.screenshot({ path: new URL('../../docs/desk-list.png', import.meta.url).pathname, clip: { x: 0, y: 0, width: 1000, height: 520 } })
+  await page.screenshot({ path: screenshotPath('desk-list.png'), clip: { x: 0, y: 0, width: 1000, height: 520 } })
 
   await page.getByRole('button', { name: 'Next page' }).click()
   await page.getByRole('status').filter({ hasText: 'Showing 4 orders' }).waitFor()

@@ -3,7 +3,7 @@ import t from 'tap'
 import { defaultWorkflow } from '../../lib/index.js'
 import { buildApp, createOrder } from '../helper.js'
 import type { FastifyInstance } from 'fastify'
-import { listening, newPage, pageErrors, skip, violations, type InPage } from './browser.js'
+import { listening, newPage, pageErrors, screenshotPath, skip, violations, type InPage } from './browser.js'
 
 /** The order as stored. */
 const stored = async (app: FastifyInstance, id: string) => (await app.orders.list({ filter: { ids: [id] } })).items[0]!
@@ -26,7 +26,7 @@ t.test('an order shows its details, lines and history; a move goes through its d
   t.equal(await page.getByRole('region', { name: 'Payments' }).count(), 0, 'no payments region with changes off')
   t.same(await page.getByRole('button', { name: /^Move to / }).allTextContents(), ['Move to shipped', 'Move to cancelled', 'Move to refunded'], 'exactly the moves the workflow allows')
   t.same(await violations(page), [], 'no serious or critical violation on an order')
-  await page.screenshot({ path: new URL('../../docs/desk-order.png', import.meta.url).pathname, clip: { x: 0, y: 0, width: 1000, height: 620 } })
+  await page.screenshot({ path: screenshotPath('desk-order.png'), clip: { x: 0, y: 0, width: 1000, height: 620 } })
 
   const ship = page.getByRole('button', { name: 'Move to shipped' })
   await ship.click()
