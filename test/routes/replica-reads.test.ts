@@ -12,7 +12,7 @@ async function appOf (t: Test) {
   t.teardown(() => app.close())
   await app.register(orderPlugin, {
     storage: fake.storage,
-    changes: { route: true },
+    changes: { route: true, customerActions: ['recordPayment'] },
     authorize: request => {
       const customerId = request.headers['customer-id']
       return typeof customerId === 'string' ? { customerId } : true
