@@ -116,8 +116,8 @@ console.log(`\nThe desk on ${where}: the list of 20 drawn after navigation (targ
 printTable(['store', 'list drawn', 'move', 'live'], drawn)
 
 // 2. The three data routes with the desk on against off, on memory, in alternating rounds (autocannon in this process for both).
-const ROUNDS = flags.quick ? 2 : 6
-const DURATION = flags.quick ? 1 : 2
+const ROUNDS = flags.quick ? 2 : 12
+const DURATION = flags.quick ? 1 : 3
 async function server (desk: boolean): Promise<{ url: string, id: string, app: FastifyInstance }> {
   const server = Fastify()
   await server.register(orderPlugin, { storage: memoryStorage(), desk })
