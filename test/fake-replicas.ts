@@ -9,6 +9,9 @@ export interface FakeReplicas {
   /** Tokens every replica has. */
   settled: Set<string>
   closed: number
+  /** While set, each write's position waits for it, then fails with `fail` when that is set. */
+  hold?: Promise<unknown>
+  fail?: Error
 }
 
 export function fakeReplicaStorage (): FakeReplicas {
@@ -16,7 +19,11 @@ export function fakeReplicaStorage (): FakeReplicas {
   let written = 0
   const fake: FakeReplicas = { storage: orders, views: [], settled: new Set(), closed: 0 }
   const replicas: ReplicaReads = {
-    position: async () => `t${++written}`,
+    async position () {
+      await fake.hold
+      if (fake.fail !== undefined) throw fake.fail
+      return `t${++written}`
+    },
     wellFormed: token => /^t\d+$/.test(token),
     async list (query, view) {
       fake.views.push(view)

@@ -12,11 +12,18 @@ function callerOf (scope: OrderScope | undefined): string {
 }
 
 export interface Floors {
-  /** After a write for `scope` committed: its token, now the floor of that scope's pages. */
+  /**
+   * After a write for `scope` committed: its token, now the floor of that scope's pages. Until it is
+   * known, and after a write whose position could not be read until a later one's is, that scope's
+   * pages come from the primary.
+   */
   wrote: (scope: OrderScope | undefined) => Promise<string>
-  /** The positions a page for `scope` must include: the scope's last write, and a client's token. */
-  floorsOf: (scope: OrderScope | undefined, consistency: unknown) => string[]
+  /** What a page for `scope` must include: the scope's last write, and a client's token; or the primary. */
+  floorsOf: (scope: OrderScope | undefined, consistency: unknown) => { atLeast: string[], primary: boolean }
 }
+
+/** The floor of a scope whose last write's position could not be read: no replica is known to have it. */
+const UNKNOWN = ''
 
 /**
  * The floors of one instance's callers over `reads`. A floor is forgotten once every replica has
@@ -25,11 +32,28 @@ export interface Floors {
  */
 export function floorsOver (reads: ReplicaReads): Floors {
   const floors = new Map<string, string>()
+  // The callers with a write whose position is being read, and how many.
+  const writing = new Map<string, number>()
   let sweepAt = FIRST_SWEEP
+  function done (caller: string): void {
+    const left = writing.get(caller)! - 1
+    if (left === 0) writing.delete(caller)
+    else writing.set(caller, left)
+  }
   return {
     async wrote (scope) {
-      const token = await reads.position()
-      floors.set(callerOf(scope), token)
+      const caller = callerOf(scope)
+      writing.set(caller, (writing.get(caller) ?? 0) + 1)
+      let token: string
+      try {
+        token = await reads.position()
+      } catch (err) {
+        done(caller)
+        floors.set(caller, UNKNOWN)
+        throw err
+      }
+      done(caller)
+      floors.set(caller, token)
       if (floors.size >= sweepAt) {
         for (const [caller, floor] of floors) if (reads.settled(floor)) floors.delete(caller)
         sweepAt = Math.max(FIRST_SWEEP, floors.size * 2)
@@ -37,18 +61,18 @@ export function floorsOver (reads: ReplicaReads): Floors {
       return token
     },
     floorsOf (scope, consistency) {
-      const tokens: string[] = []
+      const atLeast: string[] = []
       if (consistency !== undefined) {
         if (typeof consistency !== 'string' || !reads.wellFormed(consistency)) throw new codes.ORDER_INVALID_CONSISTENCY()
-        tokens.push(consistency)
+        atLeast.push(consistency)
       }
       const caller = callerOf(scope)
       const floor = floors.get(caller)
-      if (floor !== undefined) {
+      if (floor !== undefined && floor !== UNKNOWN) {
         if (reads.settled(floor)) floors.delete(caller)
-        else tokens.push(floor)
+        else atLeast.push(floor)
       }
-      return tokens
+      return { atLeast, primary: writing.has(caller) || floor === UNKNOWN }
     }
   }
 }

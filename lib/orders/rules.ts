@@ -137,8 +137,14 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
   /** Over replicas: the write's token becomes its scope's floor and is handed to the caller. */
   async function committed<T> (result: T, { scope, onConsistency }: OrderCallOptions): Promise<T> {
     if (floors === undefined) return result
-    const token = await floors.wrote(scope)
-    onConsistency?.(token)
+    const token = floors.wrote(scope)
+    if (onConsistency === undefined) {
+      // No caller waits for the token: the write answers now, and its scope reads from the primary until
+      // the position is known (for good, if it cannot be read, until a later write's is).
+      token.catch(() => {})
+      return result
+    }
+    onConsistency(await token)
     return result
   }
   // With changes on, every order read has the ledger, orders stored before they were on included;
@@ -182,14 +188,14 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
 
   async function list (query: ListOrdersQuery, { scope, consistency, primary }: OrderCallOptions = {}): Promise<OrderPage> {
     const { filter, order, after: cursor, limit } = readListQuery(query, defaultLimit)
-    const atLeast = floors?.floorsOf(scope, consistency)
+    const floor = floors?.floorsOf(scope, consistency)
     let after = cursor
     if (cursor?.view !== undefined) {
       // A view only a storage with replicas gives: elsewhere the cursor is only a position.
       const { view, ...position } = cursor
       after = position
       if (reads !== undefined && !reads.wellFormed(view)) throw new codes.ORDER_INVALID_CURSOR()
-      atLeast?.push(view)
+      floor?.atLeast.push(view)
     }
     // One order more than the page, to know whether another page follows.
     const page: StorageListQuery = Object.assign({ order, after, limit: limit + 1 }, filter)
@@ -201,8 +207,8 @@ export function orderRules ({ storage, workflow, fields, freeze, maxPageSize, id
     }
     let stored: Order[]
     let view: string | undefined
-    if (atLeast === undefined) stored = await storage.list(page)
-    else ({ orders: stored, position: view } = await reads!.list(page, { atLeast, primary: primary === true }))
+    if (floor === undefined) stored = await storage.list(page)
+    else ({ orders: stored, position: view } = await reads!.list(page, { atLeast: floor.atLeast, primary: primary === true || floor.primary }))
     const items = stored.map(read)
     if (items.length <= limit) return { items, nextCursor: null }
     items.length = limit

@@ -74,6 +74,34 @@ t.test('app.orders: onConsistency, consistency, primary; replicas() for health c
   t.equal(fake.closed, 1)
 })
 
+t.test('a write nobody asked the token of answers before its position is read; its caller reads from the primary until it is known, for good if it cannot be read, until a later write\'s is', async t => {
+  const { app, fake } = await appOf(t)
+  const scope = { customerId: 'cus_a' }
+  let release!: () => void
+  fake.hold = new Promise<void>(resolve => { release = resolve })
+  const [order] = await Promise.all([1, 2].map(() => app.orders.create(orderBody({ customerId: 'cus_a' }), { scope })))
+  t.equal(order!.version, 1, 'answered while the positions are still being read')
+  await app.orders.list({}, { scope })
+  await app.orders.list({}, { scope: { customerId: 'cus_b' } })
+  t.same(fake.views.splice(0), [{ atLeast: [], primary: true }, { atLeast: [], primary: false }], 'its caller\'s page from the primary, another caller\'s anywhere')
+  release()
+  await fake.hold
+  await new Promise(resolve => setImmediate(resolve))
+  await app.orders.list({}, { scope })
+  t.same(fake.views.splice(0), [{ atLeast: ['t2'], primary: false }], 'then a replica that has both writes')
+
+  fake.fail = new Error('the primary went away')
+  await app.orders.updateStatus({ id: order!.id, status: 'paid' }, { scope })
+  await new Promise(resolve => setImmediate(resolve))
+  await app.orders.list({}, { scope })
+  await t.rejects(app.orders.updateStatus({ id: order!.id, status: 'shipped' }, { scope, onConsistency: () => {} }), { code: 'ORDER_STORAGE_UNAVAILABLE', cause: { message: 'the primary went away' } }, 'a caller waiting for the token hears why there is none')
+  t.same(fake.views.splice(0), [{ atLeast: [], primary: true }], 'a write of unknown position: the primary')
+  fake.fail = undefined
+  await app.orders.updateStatus({ id: order!.id, status: 'delivered' }, { scope, onConsistency: () => {} })
+  await app.orders.list({}, { scope })
+  t.same(fake.views.splice(0), [{ atLeast: ['t3'], primary: false }], 'until a later write\'s position is known')
+})
+
 t.test('a cursor names its view, and the next page needs it; a view not in the storage\'s form is ORDER_INVALID_CURSOR', async t => {
   const { app, fake } = await appOf(t)
   for (let i = 0; i < 3; i++) await app.orders.create(orderBody({ customerId: `cus_${i}` }))
