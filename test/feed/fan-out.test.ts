@@ -1,6 +1,6 @@
 // The feed reader shared by the event streams: one read per poll for all of them, and the streams it serves when the feed fails or loses its place.
 import { randomUUID } from 'node:crypto'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { codes } from '../../lib/errors.js'
 import { createFanOut, type FanOutOptions, type FeedClient } from '../../lib/feed/fan-out.js'
 import type { OrderEvent } from '../../lib/feed/events.js'
@@ -53,14 +53,25 @@ function recorder () {
   return client
 }
 
-function fanOutOf (feed: ReturnType<typeof fakeFeed>, options: Partial<FanOutOptions> = {}) {
-  return createFanOut({ read: feed.read, pollInterval: 5, heartbeat: 15_000, readSize: 10, history: 20, log: Fastify().log, ...options })
+/** A fake feed and the reader over it (with `options`, or those made of the feed), closed when `t` ends. */
+function readerOf (t: Test, options: Partial<FanOutOptions> | ((feed: ReturnType<typeof fakeFeed>) => Partial<FanOutOptions>) = {}) {
+  const feed = fakeFeed()
+  const fanOut = createFanOut({ read: feed.read, pollInterval: 5, heartbeat: 15_000, readSize: 10, history: 20, log: Fastify().log, ...typeof options === 'function' ? options(feed) : options })
+  t.teardown(() => fanOut.close())
+  return { feed, fanOut }
+}
+
+/** A stream opened on the reader, once it has the `count` events stored after it opened. */
+async function streamWith ({ feed, fanOut }: ReturnType<typeof readerOf>, count: number) {
+  const client = recorder()
+  fanOut.open(client.feedClient)
+  feed.add(count)
+  await eventually(`the stream has its ${count} events`, () => client.ids.length === count)
+  return client
 }
 
 t.test('one read per poll serves every stream, however many are open', async t => {
-  const feed = fakeFeed()
-  const fanOut = fanOutOf(feed, { pollInterval: 1000 })
-  t.teardown(() => fanOut.close())
+  const { feed, fanOut } = readerOf(t, { pollInterval: 1000 })
   const clients = Array.from({ length: 50 }, recorder)
   for (const client of clients) fanOut.open(client.feedClient)
   await eventually('every stream has its place', () => clients.every(client => client.ready))
@@ -73,9 +84,7 @@ t.test('one read per poll serves every stream, however many are open', async t =
 })
 
 t.test('streams resumed from far back read their own pages, then join the reader as it moves on, nothing skipped or repeated', async t => {
-  const feed = fakeFeed()
-  const fanOut = fanOutOf(feed)
-  t.teardown(() => fanOut.close())
+  const { feed, fanOut } = readerOf(t)
   feed.add(100)
   const live = recorder()
   fanOut.open(live.feedClient)
@@ -94,9 +103,7 @@ t.test('streams resumed from far back read their own pages, then join the reader
 })
 
 t.test('a stream resumed from an event the reader has not read yet waits for it, then joins', async t => {
-  const feed = fakeFeed()
-  const fanOut = fanOutOf(feed, { pollInterval: 60_000 })
-  t.teardown(() => fanOut.close())
+  const { feed, fanOut } = readerOf(t, { pollInterval: 60_000 })
   const live = recorder()
   fanOut.open(live.feedClient)
   await eventually('the live stream has its place', () => live.ready)
@@ -114,13 +121,8 @@ t.test('a stream resumed from an event the reader has not read yet waits for it,
 })
 
 t.test('the reader stops with its last stream and starts again where it was, silently, with the next', async t => {
-  const feed = fakeFeed()
-  const fanOut = fanOutOf(feed)
-  t.teardown(() => fanOut.close())
-  const first = recorder()
-  fanOut.open(first.feedClient)
-  feed.add(2)
-  await eventually('the first stream has the events', () => first.ids.length === 2)
+  const { feed, fanOut } = readerOf(t)
+  const first = await streamWith({ feed, fanOut }, 2)
   fanOut.leave(first.feedClient)
   t.equal(fanOut.size, 0)
   await new Promise(resolve => setTimeout(resolve, 30))
@@ -137,13 +139,8 @@ t.test('the reader stops with its last stream and starts again where it was, sil
 })
 
 t.test('a stream resuming at the reader\'s place before a restart joins it with nothing repeated', async t => {
-  const feed = fakeFeed()
-  const fanOut = fanOutOf(feed)
-  t.teardown(() => fanOut.close())
-  const first = recorder()
-  fanOut.open(first.feedClient)
-  feed.add(2)
-  await eventually('the first stream has the events', () => first.ids.length === 2)
+  const { feed, fanOut } = readerOf(t)
+  const first = await streamWith({ feed, fanOut }, 2)
   fanOut.leave(first.feedClient)
   await new Promise(resolve => setTimeout(resolve, 20))
   const resumed = recorder()
@@ -154,11 +151,9 @@ t.test('a stream resuming at the reader\'s place before a restart joins it with 
 })
 
 t.test('a failed read of the shared reader is logged and tried again; a stream\'s own failed read ends that stream', async t => {
-  const feed = fakeFeed()
   const lines = logLines()
   // It keeps the last event it read only: a stream after the first reads its own pages.
-  const fanOut = fanOutOf(feed, { log: Fastify({ logger: { stream: lines.stream } }).log, history: 1 })
-  t.teardown(() => fanOut.close())
+  const { feed, fanOut } = readerOf(t, { log: Fastify({ logger: { stream: lines.stream } }).log, history: 1 })
   feed.add(3)
   const live = recorder()
   fanOut.open(live.feedClient)
@@ -176,13 +171,8 @@ t.test('a failed read of the shared reader is logged and tried again; a stream\'
 })
 
 t.test('when the feed purges the reader\'s place, its streams are reset and it starts again', async t => {
-  const feed = fakeFeed()
-  const fanOut = fanOutOf(feed)
-  t.teardown(() => fanOut.close())
-  const live = recorder()
-  fanOut.open(live.feedClient)
-  feed.add(2)
-  await eventually('the live stream has the events', () => live.ids.length === 2)
+  const { feed, fanOut } = readerOf(t)
+  const live = await streamWith({ feed, fanOut }, 2)
   feed.purge(2)
   feed.add(1)
   await eventually('the live stream is reset', () => live.reset)
@@ -196,11 +186,9 @@ t.test('when the feed purges the reader\'s place, its streams are reset and it s
 })
 
 t.test('a stream that leaves while it catches up reads no further; one opened after close ends at once', async t => {
-  const feed = fakeFeed()
   let release!: () => void
   const gate = new Promise<void>(resolve => { release = resolve })
-  feed.add(30)
-  const fanOut = fanOutOf(feed, {
+  const { feed, fanOut } = readerOf(t, feed => ({
     read: async (after, limit) => {
       if (after === feed.events[0]!.id) await gate
       if (after === feed.events[1]!.id) {
@@ -209,7 +197,8 @@ t.test('a stream that leaves while it catches up reads no further; one opened af
       }
       return feed.read(after, limit)
     }
-  })
+  }))
+  feed.add(30)
   const live = recorder()
   fanOut.open(live.feedClient)
   await eventually('the live stream has its place', () => live.ready)
@@ -233,9 +222,7 @@ t.test('a stream that leaves while it catches up reads no further; one opened af
 })
 
 t.test('heartbeats reach every open stream and stop with the last', async t => {
-  const feed = fakeFeed()
-  const fanOut = fanOutOf(feed, { heartbeat: 5 })
-  t.teardown(() => fanOut.close())
+  const { fanOut } = readerOf(t, { heartbeat: 5 })
   const client = recorder()
   fanOut.open(client.feedClient)
   await eventually('heartbeats', () => client.heartbeats >= 2)
@@ -246,11 +233,9 @@ t.test('heartbeats reach every open stream and stop with the last', async t => {
 })
 
 t.test('a stream that leaves before it has its place is never made ready', async t => {
-  const feed = fakeFeed()
   let release!: () => void
   const gate = new Promise<void>(resolve => { release = resolve })
-  const fanOut = fanOutOf(feed, { read: async (after, limit) => { await gate; return feed.read(after, limit) } })
-  t.teardown(() => fanOut.close())
+  const { fanOut } = readerOf(t, feed => ({ read: async (after, limit) => { await gate; return feed.read(after, limit) } }))
   const client = recorder()
   fanOut.open(client.feedClient)
   fanOut.leave(client.feedClient)
