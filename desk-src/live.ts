@@ -15,6 +15,9 @@ const ABSENT_RETRY_MS = 15000
 
 export function live (handlers: LiveHandlers): { restart: () => void } {
   let lastId: string | undefined
+  // The feed no longer had the last event seen: connect again at once, without it, and once the new
+  // stream has its place (its answer's head), reload what is shown. In that order nothing is missed.
+  let resetting = false
   let controller: AbortController | undefined
   let timer: ReturnType<typeof setTimeout> | undefined
 
@@ -37,6 +40,10 @@ export function live (handlers: LiveHandlers): { restart: () => void } {
     }
     if (answer.status === 401) { handlers.unauthorized(); return }
     if (!answer.ok || answer.body === null) { later(answer.status === 503 ? RETRY_MS * 5 : ABSENT_RETRY_MS); return }
+    if (resetting) {
+      resetting = false
+      handlers.reset()
+    }
     const reader = answer.body.pipeThrough(new TextDecoderStream()).getReader()
     let buffer = ''
     let fields: Record<string, string> = {}
@@ -63,13 +70,13 @@ export function live (handlers: LiveHandlers): { restart: () => void } {
     } catch {
       // A lost connection: resumed below from the last event seen.
     }
-    if (!own.signal.aborted) later(RETRY_MS)
+    if (!own.signal.aborted) later(resetting ? 0 : RETRY_MS)
   }
 
   function dispatch (fields: Record<string, string>) {
     if (fields.event === 'reset') {
       lastId = undefined
-      handlers.reset()
+      resetting = true
       return
     }
     if (fields.data === undefined) return

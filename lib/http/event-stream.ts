@@ -42,7 +42,7 @@ function schemaOf (maxClients: number) {
     tags: ['orders'],
     summary: 'Stream order events',
     description: 'Server-Sent Events: each event of the feed whose order is in the caller\'s scope, as `id: <event id>`, `event: <type>` (created, statusChanged, changed) and `data: <the event as JSON>`, in feed order, with a comment line at least every 15 seconds. ' +
-      '`Last-Event-ID` (or `after`) resumes right after that event, nothing skipped or repeated; an id the feed no longer has answers `event: reset` and closes: reload, then connect without one. Without one the stream starts with the events stored after it connected.',
+      '`Last-Event-ID` (or `after`) resumes right after that event, nothing skipped or repeated; an id the feed no longer has answers `event: reset` and closes: connect without one, then reload once it is open. Without one the stream starts with the events stored after it connected.',
     querystring: {
       type: 'object',
       properties: { after: { type: 'string', description: 'The id of the last event seen; the Last-Event-ID header wins when both are sent' } }
