@@ -52,7 +52,7 @@ t.test('each event is one POST that the standardwebhooks package verifies, in fe
   await app.orders.updateStatus({ id: order.id, status: 'paid' })
   await eventually('both events are delivered', () => deliveries.length === 2)
 
-  const { items: events } = await app.orders.listEvents()
+  const events = await waitForEvents(app, 2)
   t.same(ids(deliveries), events.map(event => event.id), 'one request per event, in feed order, webhook-id the event id')
   for (const [index, { headers, body }] of deliveries.entries()) {
     const event = events[index]!
@@ -101,7 +101,7 @@ t.test('a failed delivery is retried and the receiver never sees events out of o
   await eventually('the refused event shows as failing', () => app.orders.subscriptions()[0]!.failing !== undefined)
   t.same(app.orders.subscriptions()[0]!.failing, { eventId: deliveries[1]!.headers['webhook-id'], attempts: 1, error: `webhook to ${url}: the receiver answered HTTP 500` },
     'the last failure and its HTTP status, for health checks')
-  const { items: events } = await app.orders.listEvents()
+  const events = await waitForEvents(app, 3)
   await eventually('every event is delivered', () => app.orders.subscriptions()[0]!.lastEventId === events[2]!.id)
   t.same(ids(deliveries), [events[0]!.id, events[1]!.id, events[1]!.id, events[1]!.id, events[2]!.id], 'the second event three times, then the third')
   const failures = lines.filter(line => line.eventId === events[1]!.id)
