@@ -91,7 +91,7 @@ export function renderOrder (order: Order, config: Config, alert: string | undef
       metadata.map(([key, value]) => field(key, value))),
     (moveButtons.length > 0 || change !== undefined) && h('p', { class: 'actions' }, ...moveButtons, change),
     region('Lines', h('div', { class: 'scroll', tabindex: 0, role: 'group', 'aria-label': 'Lines, scrollable' }, h('table', {},
-      h('thead', {}, h('tr', {}, ...['SKU', 'Name', 'Quantity', 'Unit price', ...(config.changes ? ['Cancelled', 'Returned'] : [])].map(name => h('th', { scope: 'col' }, name)))),
+      h('thead', {}, h('tr', {}, ...['SKU', 'Name', 'Quantity', 'Unit price', ...(config.changes ? ['Cancelled', 'Returned'] : [])].map(name => h('th', { scope: 'col', class: name === 'SKU' || name === 'Name' ? null : 'amount' }, name)))),
       h('tbody', {}, ...order.items.map(item => h('tr', {},
         h('td', {}, item.sku), h('td', {}, item.name ?? ''), h('td', { class: 'amount' }, String(item.quantity)),
         h('td', { class: 'amount' }, currency(item.unitPrice)),

@@ -9,7 +9,7 @@ import { listening, newPage, pageErrors, screenshotPath, skip, violations, type 
 const stored = async (app: FastifyInstance, id: string) => (await app.orders.list({ filter: { ids: [id] } })).items[0]!
 
 t.test('an order shows its details, lines and history; a move goes through its dialog with the version shown; Escape closes it and gives focus back', { skip }, async t => {
-  const app = await buildApp(t, { desk: true })
+  const app = await buildApp(t, { desk: { title: 'Shop desk' } })
   const order = await createOrder(app, { reference: 'cart_8f2', items: [{ sku: 'A-1', name: 'Mug', quantity: 2, unitPrice: 1250 }, { sku: 'B-7', quantity: 1, unitPrice: 999 }] })
   await app.orders.updateStatus({ id: order.id, status: 'paid', reason: 'card captured' }, { scope: { actor: 'staff:ada' } })
   const page = await newPage(t)
