@@ -48,11 +48,11 @@ export function floorsOver (reads: ReplicaReads): Floors {
       try {
         token = await reads.position()
       } catch (err) {
-        done(caller)
         floors.set(caller, UNKNOWN)
         throw err
+      } finally {
+        done(caller)
       }
-      done(caller)
       floors.set(caller, token)
       if (floors.size >= sweepAt) {
         for (const [caller, floor] of floors) if (reads.settled(floor)) floors.delete(caller)
