@@ -18,6 +18,16 @@ async function instance (t: Test, storage: OrderStorage, streams?: IncomingMessa
   return app
 }
 
+/** The desk of `app` open in a new page, with an order `other` created listed, and its event stream open. */
+async function openDesk (t: Test, app: FastifyInstance, other: FastifyInstance, streams: IncomingMessage[]) {
+  const first = await createOrder(other)
+  const page = await newPage(t)
+  await page.goto(`${await listening(app)}/order/desk`)
+  await page.getByRole('link', { name: `#${first.number}` }).waitFor()
+  while (streams.length === 0) await new Promise(resolve => setTimeout(resolve, 20))
+  return { first, page }
+}
+
 const sharedMemory: SharedStorages = async () => { const storage = memoryStorage(); return [storage, storage] }
 
 for (const [name, shared] of [['memory', sharedMemory] as [string, SharedStorages], ...storages]) {
@@ -26,11 +36,7 @@ for (const [name, shared] of [['memory', sharedMemory] as [string, SharedStorage
     const streams: IncomingMessage[] = []
     const app = await instance(t, mine, streams)
     const other = await instance(t, theirs)
-    const first = await createOrder(other)
-    const page = await newPage(t)
-    await page.goto(`${await listening(app)}/order/desk`)
-    await page.getByRole('link', { name: `#${first.number}` }).waitFor()
-    while (streams.length === 0) await new Promise(resolve => setTimeout(resolve, 20))
+    const { first, page } = await openDesk(t, app, other, streams)
 
     const second = await createOrder(other)
     await page.getByRole('link', { name: `#${second.number}` }).waitFor()
@@ -62,11 +68,7 @@ t.test('a stream resumed after an event the feed no longer has is reset: the pag
   const lists = { count: 0 }
   const app = await instance(t, storage, streams, lists)
   const other = await instance(t, storage)
-  const first = await createOrder(other)
-  const page = await newPage(t)
-  await page.goto(`${await listening(app)}/order/desk`)
-  await page.getByRole('link', { name: `#${first.number}` }).waitFor()
-  while (streams.length === 0) await new Promise(resolve => setTimeout(resolve, 20))
+  const { page } = await openDesk(t, app, other, streams)
   const second = await createOrder(other)
   await page.getByRole('link', { name: `#${second.number}` }).waitFor()
 
